@@ -1,0 +1,50 @@
+# Set up everything the workflow needs, then run it or test it.
+#   make run    the default experiment (config/config.yaml), then results/report.html
+#   make test   the test suite
+# Running either a second time installs nothing and reruns nothing.
+
+PYTHON ?= python3.11
+VENV := .venv
+SNAKEMAKE := $(VENV)/bin/snakemake
+
+.PHONY: setup run test report lint rerun clean-results
+
+setup: $(VENV)/.installed .venv-theano/.installed .system-ready
+
+$(VENV)/.installed: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
+	touch $@
+
+.venv-theano/.installed: requirements-theano.txt
+	$(PYTHON) -m venv .venv-theano
+	.venv-theano/bin/pip install --quiet --disable-pip-version-check -r requirements-theano.txt
+	touch $@
+
+# Allocator libraries and the C++ compiler Theano and PyTensor compile with.
+.system-ready: scripts/setup_system.sh
+	bash scripts/setup_system.sh
+	touch $@
+
+run: setup
+	$(SNAKEMAKE) --cores 1
+	$(MAKE) --no-print-directory results/report.html
+
+results/report.html: $(wildcard results/tables/*.csv results/figures/*.png results/evidence/*/*.txt)
+	$(SNAKEMAKE) --cores 1 --report $@
+
+report: setup
+	$(SNAKEMAKE) --cores 1 --report results/report.html
+
+# Rerun one configuration and what is built from it, e.g. make rerun RUN=copy/theano/tcmalloc
+rerun: setup
+	@test -n "$(RUN)" || { echo "usage: make rerun RUN=copy/<framework>/<environment>"; exit 2; }
+	$(SNAKEMAKE) --cores 1 --forcerun $$(find results/runs/$(RUN) -name '*.json' | sort)
+	$(MAKE) --no-print-directory results/report.html
+
+lint: setup
+	$(VENV)/bin/snakefmt --check .
+	$(SNAKEMAKE) --lint
+
+test: setup
+	$(VENV)/bin/pytest -q tests

@@ -1,0 +1,20 @@
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+report: "report/workflow.rst"
+
+
+include: "rules/common.smk"
+include: "rules/copy.smk"
+include: "rules/figures.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        get_final_output(),

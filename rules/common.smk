@@ -1,0 +1,126 @@
+import shlex
+import sys
+from pathlib import Path
+
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
+from snakemake.settings.types import DeploymentMethod
+
+SCRIPTS = Path(workflow.basedir) / "scripts"
+sys.path.insert(0, str(SCRIPTS))
+
+from knobs import frameworks
+from knobs.config_check import ConfigError, check_references, check_schema
+
+SCHEMA = Path(workflow.basedir) / "config" / "schema.yaml"
+
+
+# ---- Validation: before any job starts, every error names its key ---------------------------
+try:
+    check_schema(config, SCHEMA)
+    validate(config, schema=str(SCHEMA))  # fills in the schema's defaults
+    check_references(config)
+except ConfigError as error:
+    raise WorkflowError(str(error))
+
+
+# ---- Where each framework's code runs -------------------------------------------------------
+USE_CONDA = DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method
+
+
+def runtime_python(wildcards):
+    """The interpreter of the framework's runtime: the conda env's, or its virtual env's."""
+    if USE_CONDA:
+        return "python"
+    runtime = frameworks.RUNTIMES[wildcards.framework]
+    venv = frameworks.VENVS.get(runtime, frameworks.DEFAULT_VENV)
+    python = Path(workflow.basedir) / venv / "bin" / "python"
+    if not python.exists():
+        raise WorkflowError(
+            f"{python} does not exist: run `make setup` (or use --use-conda) first"
+        )
+    return str(python)
+
+
+def runtime_conda_env(wildcards):
+    runtime = frameworks.RUNTIMES[wildcards.framework]
+    return str(Path(workflow.basedir) / "envs" / f"{runtime}.yaml")
+
+
+def environment_launcher(wildcards):
+    """with_environment.py and its arguments, each shell-quoted: a value such as
+    `; touch X` stays one argument and runs nothing."""
+    spec = config["environments"][wildcards.environment]
+    words = [str(SCRIPTS / "with_environment.py"), "--name", wildcards.environment]
+    for key, value in spec.get("env", {}).items():
+        words += ["--set", f"{key}={value}"]
+    for library in spec.get("preload", []):
+        words += ["--preload", library]
+    return " ".join(shlex.quote(word) for word in words) + " --"
+
+
+# ---- The copy experiment's runs -------------------------------------------------------------
+COPY = config["copy"]
+COPY_RUN = "results/runs/copy/{framework}/{environment}/{device}/b{batch}/{input}/rep{rep}.json"
+
+
+def copy_configurations():
+    """(framework, environment) pairs: the grid asked for (an environment only with the
+    frameworks it names, if it names any), plus the copy-limit references."""
+    acts_on = lambda e: config["environments"][e].get("frameworks", COPY["frameworks"])
+    pairs = {
+        (f, e)
+        for f in COPY["frameworks"]
+        for e in COPY["environments"]
+        if f in acts_on(e)
+    }
+    pairs |= {
+        (f, e)
+        for f in COPY["limit"]["frameworks"]
+        for e in COPY["limit"]["environments"]
+    }
+    return sorted(pairs)
+
+
+def copy_run_files():
+    return [
+        COPY_RUN.format(framework=f, environment=e, device=d, batch=b, input=i, rep=r)
+        for f, e in copy_configurations()
+        for d in COPY["devices"]
+        for b in COPY["batches"]
+        for i in COPY["inputs"]
+        for r in range(COPY["reps"])
+    ]
+
+
+def copy_run_outputs():
+    """One process measures every batch of a (framework, environment, device, input, rep):
+    imports and compilation are paid once, not per batch."""
+    return expand(COPY_RUN, batch=COPY["batches"], allow_missing=True)
+
+
+def copy_evidence_files():
+    graphs = [f for f in COPY["frameworks"] if f in frameworks.WITH_GRAPH]
+    return expand("results/evidence/copy/{framework}.txt", framework=graphs)
+
+
+def _alternatives(names):
+    return "|".join(sorted(map(str, names)))
+
+
+wildcard_constraints:
+    framework=_alternatives(frameworks.RUNTIMES),
+    environment=_alternatives(config["environments"]),
+    device=_alternatives(COPY["devices"]),
+    input="random|zeros",
+    batch=r"\d+",
+    rep=r"\d+",
+
+
+def get_final_output():
+    return [
+        "results/tables/copy.csv",
+        "results/figures/copy_step.png",
+        "results/figures/copy_step.svg",
+        *copy_evidence_files(),
+    ]

@@ -1,0 +1,12 @@
+"""PyTensor, Theano's maintained successor, with its default linker (Numba in PyTensor 3):
+Numba's runtime allocates the output without asking for huge pages."""
+
+from knobs.frameworks import _pytensor
+
+
+def build(example):
+    return _pytensor.build(linker=None)
+
+
+def describe(example):
+    return _pytensor.describe(None, example)

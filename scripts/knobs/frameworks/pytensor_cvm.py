@@ -1,0 +1,11 @@
+"""PyTensor with its C/VM linker: the C DeepCopyOp allocates through numpy, as Theano did."""
+
+from knobs.frameworks import _pytensor
+
+
+def build(example):
+    return _pytensor.build(linker="cvm")
+
+
+def describe(example):
+    return _pytensor.describe("cvm", example)

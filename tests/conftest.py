@@ -1,0 +1,62 @@
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPTS = REPO / "scripts"
+PYTHON = REPO / ".venv" / "bin" / "python"
+THEANO_PYTHON = REPO / ".venv-theano" / "bin" / "python"
+SNAKEMAKE = REPO / ".venv" / "bin" / "snakemake"
+TINY = REPO / "tests" / "configs" / "tiny.yaml"
+
+sys.path.insert(0, str(SCRIPTS))
+
+
+def load_yaml(path):
+    with open(path) as handle:
+        return yaml.safe_load(handle)
+
+
+def write_config(tmp_path, config, name="config.yaml"):
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def snakemake(workdir, *args, configfile=None, check=True):
+    """Run the workflow's command line in `workdir` (results land there, not in the repo)."""
+    command = [str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "--directory", str(workdir)]
+    if configfile:
+        command += ["--configfile", str(configfile)]
+    done = subprocess.run(command + list(args), capture_output=True, text=True, cwd=workdir)
+    if check and done.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
+    return done
+
+
+def dry_run(configfile, workdir):
+    """A dry run through Snakemake's Python API; raises on any config or DAG error."""
+    from snakemake.api import SnakemakeApi
+    from snakemake.settings.types import ConfigSettings, OutputSettings, ResourceSettings
+
+    cwd = os.getcwd()
+    try:
+        with SnakemakeApi(OutputSettings(quiet={"all"})) as api:
+            workflow = api.workflow(
+                resource_settings=ResourceSettings(cores=1),
+                config_settings=ConfigSettings(configfiles=[Path(configfile)]),
+                snakefile=REPO / "Snakefile",
+                workdir=Path(workdir),
+            )
+            workflow.dag().execute_workflow(executor="dryrun")
+    finally:
+        os.chdir(cwd)
+
+
+@pytest.fixture
+def tiny_config():
+    return load_yaml(TINY)

@@ -1,0 +1,65 @@
+"""Config validation: every shipped config dry-runs; every bad one fails naming its key."""
+
+import copy
+
+import pytest
+
+from conftest import REPO, TINY, dry_run, load_yaml, write_config
+from knobs.config_check import ConfigError, check_references
+
+SHIPPED = sorted((REPO / "config").glob("*.yaml"))
+SHIPPED = [path for path in SHIPPED if path.name != "schema.yaml"] + [TINY]
+
+
+@pytest.mark.parametrize("configfile", SHIPPED, ids=lambda p: p.name)
+def test_shipped_config_dry_runs(configfile, tmp_path):
+    dry_run(configfile, tmp_path)
+
+
+def _set(config, dotted, value):
+    *parents, last = dotted.split(".")
+    node = config
+    for key in parents:
+        node = node.setdefault(key, {})
+    node[last] = value
+
+
+BAD = [
+    # (change, the key the message must name, a word of what is allowed)
+    ({"copyy": {}}, "copyy", "Additional properties"),
+    ({"copy.batchs": [1, 2]}, "batchs", "Additional properties"),
+    ({"copy.reps": "three"}, "copy.reps", "integer"),
+    ({"copy.batches": [8, 0]}, "copy.batches[1]", "minimum"),
+    ({"copy.batches": [-4]}, "copy.batches[0]", "minimum"),
+    ({"copy.inputs": ["ones"]}, "copy.inputs[0]", "random, zeros"),
+    ({"copy.environments": ["glibc", "tcmaloc"]}, "copy.environments", "tcmaloc"),
+    ({"copy.frameworks": ["numpy", "caffe"]}, "copy.frameworks", "scripts/knobs/frameworks"),
+    ({"copy.limit": {"frameworks": ["copyto"], "environments": ["nope"]}},
+     "copy.limit.environments", "nope"),
+    ({"environments.glibc": {"env": {"MALLOC_ARENA_MAX": 2}}},
+     "environments.glibc.env.MALLOC_ARENA_MAX", "string"),
+    ({"environments.glibc": {"preloads": ["x.so"]}}, "environments.glibc", "preloads"),
+    ({"copy.batches": [10**6]}, "copy.batches", "memory"),
+]
+
+
+@pytest.mark.parametrize("change,key,allowed", BAD, ids=[b[1] for b in BAD])
+def test_bad_config_fails_naming_its_key(change, key, allowed, tmp_path):
+    config = copy.deepcopy(load_yaml(TINY))
+    for dotted, value in change.items():
+        _set(config, dotted, value)
+    with pytest.raises(Exception) as failure:
+        dry_run(write_config(tmp_path, config), tmp_path)
+    message = str(failure.value)
+    assert key in message, message
+    assert allowed in message, message
+    assert not (tmp_path / "results").exists()
+
+
+def test_memory_check_uses_the_machine_size():
+    config = load_yaml(REPO / "config" / "config.yaml")
+    config["copy"].setdefault("limit", {"frameworks": ["copyto"], "environments": ["glibc"]})
+    largest = max(config["copy"]["batches"]) * 3 * 448 * 448 * 4
+    check_references(config, available_bytes=3 * largest + 1)
+    with pytest.raises(ConfigError, match="copy.batches"):
+        check_references(config, available_bytes=3 * largest - 1)

@@ -1,0 +1,71 @@
+"""The tiny end-to-end run: two frameworks, environments, batches -> table, figure, report."""
+
+import shutil
+
+import pandas as pd
+import pytest
+
+from conftest import REPO, SNAKEMAKE, TINY, load_yaml, snakemake
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("tiny")
+    done = snakemake(workdir, "--cores", "2", configfile=TINY)
+    return workdir, done
+
+
+def test_tiny_run_writes_the_tidy_table(tiny_run):
+    workdir, _ = tiny_run
+    config = load_yaml(TINY)["copy"]
+    table = pd.read_csv(workdir / "results/tables/copy.csv")
+    for column in ["experiment", "framework", "environment", "device", "batch", "input",
+                   "rep", "sample", "seconds", "minor_faults", "bytes", "gbps",
+                   "limit_gbps", "host", "cpu", "framework_version", "glibc", "thp_enabled"]:
+        assert column in table.columns, column
+    runs = table.groupby(["framework", "environment", "batch", "rep"]).size()
+    assert (runs == config["calls"]).all()
+    # the grid asked for, plus the copy-limit references (copyto, numpy under glibc, tcmalloc)
+    expected = {(f, e) for f in config["frameworks"] for e in config["environments"]}
+    expected |= {(f, e) for f in ["copyto", "numpy"] for e in ["glibc", "tcmalloc"]}
+    assert set(map(tuple, table[["framework", "environment"]].drop_duplicates().values)) == expected
+    assert set(table["batch"]) == set(config["batches"])
+    assert table["limit_gbps"].notna().all()
+    assert (table["gbps"] - table["bytes"] / table["seconds"] / 1e9).abs().max() < 1e-9
+    tcmalloc = table[table["environment"] == "tcmalloc"]
+    assert tcmalloc["preloads"].str.contains("libtcmalloc").all()
+
+
+def test_quoted_environment_value_runs_nothing_and_arrives_whole(tiny_run):
+    workdir, _ = tiny_run
+    assert not list(workdir.rglob("PWNED*")) and not list(REPO.rglob("PWNED*"))
+    import json
+
+    run = json.loads(next((workdir / "results/runs/copy/numpy/quoting").rglob("*.json")).read_text())
+    assert run["knobs"]["set"]["KNOBS_PROBE"] == load_yaml(TINY)["environments"]["quoting"]["env"]["KNOBS_PROBE"]
+
+
+def test_figure_and_report(tiny_run):
+    workdir, _ = tiny_run
+    png = workdir / "results/figures/copy_step.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
+    assert (workdir / "results/figures/copy_step.svg").stat().st_size > 20_000
+    snakemake(workdir, "--cores", "1", "--report", "results/report.html", configfile=TINY)
+    html = (workdir / "results/report.html").read_text(errors="replace")
+    assert "copy_step.png" in html and "The copy step" in html
+
+
+def test_second_run_reruns_nothing(tiny_run):
+    workdir, _ = tiny_run
+    done = snakemake(workdir, "--cores", "1", "--dry-run", configfile=TINY)
+    assert "Nothing to be done" in done.stdout + done.stderr
+
+
+def test_lint_and_format_are_clean():
+    lint = snakemake(REPO, "--lint", check=False)
+    assert lint.returncode == 0 and "Lints for" not in lint.stdout, lint.stdout + lint.stderr
+    import subprocess
+
+    fmt = subprocess.run([str(SNAKEMAKE.parent / "snakefmt"), "--check", str(REPO)],
+                         capture_output=True, text=True)
+    assert fmt.returncode == 0, fmt.stderr
