@@ -3,14 +3,12 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
-configfile: "config/config.yaml"
-
-
 report: "report/workflow.rst"
 
 
 include: "rules/common.smk"
 include: "rules/copy.smk"
+include: "rules/hourglass.smk"
 include: "rules/figures.smk"
 
 

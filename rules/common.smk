@@ -11,11 +11,17 @@ sys.path.insert(0, str(SCRIPTS))
 
 from knobs import frameworks
 from knobs.config_check import ConfigError, check_references, check_schema
+from knobs.hourglass import plan as hourglass_plan
 
 SCHEMA = Path(workflow.basedir) / "config" / "schema.yaml"
 
 
 # ---- Validation: before any job starts, every error names its key ---------------------------
+if not config:
+    raise WorkflowError(
+        "no config: run from the repository (profiles/default names config/config.yaml) "
+        "or pass --configfile config/<name>.yaml"
+    )
 try:
     check_schema(config, SCHEMA)
     validate(config, schema=str(SCHEMA))  # fills in the schema's defaults
@@ -28,11 +34,11 @@ except ConfigError as error:
 USE_CONDA = DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method
 
 
-def runtime_python(wildcards):
+def runtime_python(wildcards, framework=None):
     """The interpreter of the framework's runtime: the conda env's, or its virtual env's."""
     if USE_CONDA:
         return "python"
-    runtime = frameworks.RUNTIMES[wildcards.framework]
+    runtime = frameworks.RUNTIMES[framework or wildcards.framework]
     venv = frameworks.VENVS.get(runtime, frameworks.DEFAULT_VENV)
     python = Path(workflow.basedir) / venv / "bin" / "python"
     if not python.exists():
@@ -47,11 +53,12 @@ def runtime_conda_env(wildcards):
     return str(Path(workflow.basedir) / "envs" / f"{runtime}.yaml")
 
 
-def environment_launcher(wildcards):
+def environment_launcher(wildcards, name=None):
     """with_environment.py and its arguments, each shell-quoted: a value such as
     `; touch X` stays one argument and runs nothing."""
-    spec = config["environments"][wildcards.environment]
-    words = [str(SCRIPTS / "with_environment.py"), "--name", wildcards.environment]
+    name = name or wildcards.environment
+    spec = config["environments"].get(name, {})
+    words = [str(SCRIPTS / "with_environment.py"), "--name", name]
     for key, value in spec.get("env", {}).items():
         words += ["--set", f"{key}={value}"]
     for library in spec.get("preload", []):
@@ -60,7 +67,7 @@ def environment_launcher(wildcards):
 
 
 # ---- The copy experiment's runs -------------------------------------------------------------
-COPY = config["copy"]
+COPY = config.get("copy", {})
 COPY_RUN = "results/runs/copy/{framework}/{environment}/{device}/b{batch}/{input}/rep{rep}.json"
 
 
@@ -83,6 +90,8 @@ def copy_configurations():
 
 
 def copy_run_files():
+    if not COPY:
+        return []
     return [
         COPY_RUN.format(framework=f, environment=e, device=d, batch=b, input=i, rep=r)
         for f, e in copy_configurations()
@@ -96,11 +105,22 @@ def copy_run_files():
 def copy_run_outputs():
     """One process measures every batch of a (framework, environment, device, input, rep):
     imports and compilation are paid once, not per batch."""
-    return expand(COPY_RUN, batch=COPY["batches"], allow_missing=True)
+    return expand(COPY_RUN, batch=COPY.get("batches", []), allow_missing=True)
+
+
+def copy_outputs():
+    if not COPY:
+        return []
+    return [
+        "results/tables/copy.csv",
+        "results/figures/copy_step.png",
+        "results/figures/copy_step.svg",
+        *copy_evidence_files(),
+    ]
 
 
 def copy_evidence_files():
-    graphs = [f for f in COPY["frameworks"] if f in frameworks.WITH_GRAPH]
+    graphs = [f for f in COPY.get("frameworks", []) if f in frameworks.WITH_GRAPH]
     return expand("results/evidence/copy/{framework}.txt", framework=graphs)
 
 
@@ -108,19 +128,58 @@ def _alternatives(names):
     return "|".join(sorted(map(str, names)))
 
 
+# ---- The hourglass experiment's runs --------------------------------------------------------
+HOURGLASS = config.get("hourglass", {})
+HOURGLASS_RUN = (
+    "results/runs/hourglass/{framework}/{variant}/{environment}/{device}/rep{rep}.json"
+)
+HOURGLASS_TRACE = "results/traces/hourglass/{framework}/{variant}/{environment}/{device}/rep{rep}.json"
+HOURGLASS_PEAK = "results/runs/peak/{device}/rep{rep}.json"
+HOURGLASS_PLAN = hourglass_plan.full_plan(HOURGLASS) if HOURGLASS else []
+
+
+def hourglass_run_files():
+    return [
+        HOURGLASS_RUN.format(**entry, device=device, rep=rep)
+        for entry in HOURGLASS_PLAN
+        for device in HOURGLASS["devices"]
+        for rep in range(HOURGLASS["reps"])
+    ]
+
+
+def hourglass_peak_files():
+    return expand(
+        HOURGLASS_PEAK, device=HOURGLASS["devices"], rep=range(HOURGLASS["reps"])
+    )
+
+
+def hourglass_size_args():
+    return " ".join(
+        f"--{key} {HOURGLASS[key]}"
+        for key in ("stacks", "resolution", "batch", "features", "joints")
+    )
+
+
+def hourglass_outputs():
+    if not HOURGLASS:
+        return []
+    return [
+        "results/tables/hourglass.csv",
+        "results/tables/hourglass_ops.csv",
+        "results/figures/hourglass_ladder.png",
+        "results/figures/hourglass_ops.png",
+    ]
+
+
 wildcard_constraints:
     framework=_alternatives(frameworks.RUNTIMES),
     environment=_alternatives(config["environments"]),
-    device=_alternatives(COPY["devices"]),
+    device="cpu|gpu",
     input="random|zeros",
+    variant=r"[A-Za-z0-9_]+(-[A-Za-z0-9_]+)*",
     batch=r"\d+",
     rep=r"\d+",
 
 
 def get_final_output():
-    return [
-        "results/tables/copy.csv",
-        "results/figures/copy_step.png",
-        "results/figures/copy_step.svg",
-        *copy_evidence_files(),
-    ]
+    return copy_outputs() + hourglass_outputs()

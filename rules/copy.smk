@@ -5,18 +5,18 @@ rule copy_run:
         "logs/copy_run/{framework}/{environment}/{device}/{input}/rep{rep}.log",
     conda:
         runtime_conda_env
-    threads: COPY["threads"]
+    threads: COPY.get("threads", 1)
     resources:
         bench=1,
     params:
         python=runtime_python,
         launcher=environment_launcher,
         script=SCRIPTS / "copy_run.py",
-        batches=COPY["batches"],
-        image=COPY["image"],
-        warmup=COPY["warmup"],
-        calls=COPY["calls"],
-        order=COPY["order"],
+        batches=COPY.get("batches"),
+        image=COPY.get("image"),
+        warmup=COPY.get("warmup"),
+        calls=COPY.get("calls"),
+        order=COPY.get("order"),
     shell:
         "{params.python} {params.launcher}"
         " {params.python} {params.script}"
@@ -39,8 +39,8 @@ rule copy_evidence:
     params:
         python=runtime_python,
         script=SCRIPTS / "copy_evidence.py",
-        batch=max(COPY["batches"]),
-        image=COPY["image"],
+        batch=max(COPY.get("batches", [1])),
+        image=COPY.get("image"),
     shell:
         "{params.python} {params.script} --framework {wildcards.framework}"
         " --batch {params.batch} --image {params.image} --out {output:q} > {log:q} 2>&1"
@@ -61,6 +61,6 @@ rule copy_table:
     conda:
         "../envs/plots.yaml"
     params:
-        limit=COPY["limit"],
+        limit=COPY.get("limit"),
     script:
         "../scripts/copy_table.py"

@@ -56,13 +56,6 @@ def batch_order(batches, order, rep):
     return shuffled
 
 
-def set_threads(threads):
-    """Threads are a knob: set them before any framework starts, and record them."""
-    for key in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                "NUMBA_NUM_THREADS", "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS"):
-        os.environ[key] = str(threads)
-
-
 def make_input(np, shape, kind, rep):
     if kind == "zeros":  # as the seed did: untouched zero pages are unusually cheap to read
         return np.zeros(shape, dtype=np.float32)
@@ -105,7 +98,7 @@ def time_calls(identity, native, warmup, calls):
 
 def main(argv=None):
     args = parse_args(argv)
-    set_threads(args.threads)
+    environment.set_threads(args.threads)
     knobs = environment.prove()  # before anything is measured
     if knobs["name"] != args.environment:
         raise environment.KnobNotApplied(

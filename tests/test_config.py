@@ -5,7 +5,7 @@ import copy
 import pytest
 
 from conftest import REPO, TINY, dry_run, load_yaml, write_config
-from knobs.config_check import ConfigError, check_references
+from knobs.config_check import ConfigError, check_copy
 
 SHIPPED = sorted((REPO / "config").glob("*.yaml"))
 SHIPPED = [path for path in SHIPPED if path.name != "schema.yaml"] + [TINY]
@@ -40,6 +40,16 @@ BAD = [
      "environments.glibc.env.MALLOC_ARENA_MAX", "string"),
     ({"environments.glibc": {"preloads": ["x.so"]}}, "environments.glibc", "preloads"),
     ({"copy.batches": [10**6]}, "copy.batches", "memory"),
+    ({"hourglass.resolution": 64, "hourglass.batch": 1}, "hourglass", "innermost"),
+    ({"hourglass.resolution": 100}, "hourglass", "multiple of 64"),
+    ({"hourglass.tensorflow.seed.data_format": "NCHW"}, "hourglass.tensorflow", "needs a GPU"),
+    ({"hourglass.tensorflow.ladder": [{"batch_norm": "fusd"}]},
+     "hourglass.tensorflow.ladder[0].batch_norm", "unfused, fused"),
+    ({"hourglass.tensorflow.variations": [{"environment": "tcmaloc"}]},
+     "hourglass.tensorflow", "tcmaloc"),
+    ({"hourglass.torch.variants": ["eager", "jit"]}, "hourglass.torch.variants[1]", "compile"),
+    ({"hourglass.baseline": {"framework": "torch", "variant": "channels_last",
+                             "environment": "glibc"}}, "hourglass.baseline", "not among"),
 ]
 
 
@@ -60,6 +70,6 @@ def test_memory_check_uses_the_machine_size():
     config = load_yaml(REPO / "config" / "config.yaml")
     config["copy"].setdefault("limit", {"frameworks": ["copyto"], "environments": ["glibc"]})
     largest = max(config["copy"]["batches"]) * 3 * 448 * 448 * 4
-    check_references(config, available_bytes=3 * largest + 1)
+    check_copy(config, available_bytes=3 * largest + 1)
     with pytest.raises(ConfigError, match="copy.batches"):
-        check_references(config, available_bytes=3 * largest - 1)
+        check_copy(config, available_bytes=3 * largest - 1)

@@ -98,6 +98,8 @@ def prove_in_child(claimed, actual):
 @pytest.mark.parametrize("variable,value", [
     ("MALLOC_MMAP_THRESHOLD_", "1073741824"),
     ("NUMPY_MADVISE_HUGEPAGE", "0"),
+    ("PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION", "python"),
+    ("TF_ENABLE_ONEDNN_OPTS", "0"),
 ])
 def test_variable_seen_too_late_has_no_effect_and_fails(variable, value):
     """A variable present in os.environ but absent when the process started (the pyperf

@@ -69,3 +69,26 @@ def test_lint_and_format_are_clean():
     fmt = subprocess.run([str(SNAKEMAKE.parent / "snakefmt"), "--check", str(REPO)],
                          capture_output=True, text=True)
     assert fmt.returncode == 0, fmt.stderr
+
+
+def test_tiny_hourglass_run_writes_tables_traces_and_figures(tiny_run):
+    workdir, _ = tiny_run
+    config = load_yaml(TINY)["hourglass"]
+    steps = pd.read_csv(workdir / "results/tables/hourglass.csv")
+    for column in ["framework", "variant", "environment", "device", "phase", "batch", "stacks",
+                   "resolution", "params", "rep", "sample", "seconds", "flops", "gflops",
+                   "peak_gflops", "fraction_of_peak", "label", "rung", "build_seconds",
+                   "first_seconds", "process_to_first_step_seconds"]:
+        assert column in steps.columns, column
+    assert set(steps["phase"]) == {"forward", "train"}
+    assert steps["params"].nunique() == 1  # the same network in both frameworks
+    per_config = steps.groupby(["framework", "variant", "phase"]).size()
+    assert (per_config == config["steps"]).all() and len(per_config) == 2 * 4
+    assert steps["peak_gflops"].gt(0).all() and steps["fraction_of_peak"].between(0, 1.5).all()
+    ops = pd.read_csv(workdir / "results/tables/hourglass_ops.csv")
+    convolution = ops[ops["category"] == "convolution"].groupby("framework")["seconds"].sum()
+    assert set(convolution.index) == {"tensorflow", "torch"} and (convolution > 0).all()
+    traces = list((workdir / "results/traces/hourglass").rglob("*.json"))
+    assert len(traces) == 4 and all(t.stat().st_size > 1000 for t in traces)
+    for figure in ["hourglass_ladder", "hourglass_ops"]:
+        assert (workdir / f"results/figures/{figure}.png").stat().st_size > 20_000

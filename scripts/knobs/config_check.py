@@ -45,6 +45,16 @@ def _known(what, names, known, key):
 
 
 def check_references(config, available_bytes=None):
+    """Names must refer to something, and sizes must be possible."""
+    if not any(key in config for key in ("copy", "hourglass")):
+        raise ConfigError("config error: the config runs no experiment: add `copy` or `hourglass`")
+    if "copy" in config:
+        check_copy(config, available_bytes)
+    if "hourglass" in config:
+        check_hourglass(config)
+
+
+def check_copy(config, available_bytes=None):
     """Names must refer to something, and the largest batch must fit in memory."""
     environments = config["environments"]
     copy = config["copy"]
@@ -68,3 +78,26 @@ def check_references(config, available_bytes=None):
             f"config error: copy.batches: batch {max(copy['batches'])} of {copy['image']} "
             f"float32 images is {largest / 1e9:.1f} GB; three such buffers must fit in the "
             f"{available / 1e9:.1f} GB of memory available here. Use smaller batches.")
+
+
+def check_hourglass(config):
+    from knobs.hourglass import check_size, plan
+
+    hourglass = config["hourglass"]
+    size = {k: hourglass[k] for k in ("stacks", "resolution", "batch", "features", "joints")}
+    errors = check_size(**size)
+    if errors:
+        raise ConfigError("config error: hourglass: " + "; ".join(errors))
+    entries = plan.full_plan(hourglass)
+    for entry in entries:
+        _known("environment (define it under `environments`)", [entry["environment"]],
+               config["environments"], f"hourglass.{entry['framework']} ({entry['label']})")
+        if "NCHW" in entry["variant"] and "cpu" in hourglass["devices"]:
+            raise ConfigError(
+                f"config error: hourglass.tensorflow ({entry['label']}): data_format NCHW "
+                "needs a GPU: TensorFlow's CPU convolutions and pooling take NHWC only. "
+                "Use NHWC, or devices: [gpu].")
+    baseline = hourglass["baseline"]
+    if not any(all(entry[k] == baseline[k] for k in baseline) for entry in entries):
+        raise ConfigError(f"config error: hourglass.baseline: {baseline} is not among the "
+                          "configurations the config runs")

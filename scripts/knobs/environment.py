@@ -123,10 +123,39 @@ def _check_mmap_threshold(value):
     return not mmapped, {f"glibc_mmaps_{size}_bytes": mmapped}
 
 
+def _check_protobuf(value):
+    from google.protobuf.internal import api_implementation
+
+    active = api_implementation.Type()
+    return active == value, {"protobuf_implementation": active}
+
+
+def _check_onednn(value):
+    try:
+        from tensorflow.python.util import _pywrap_util_port
+    except ImportError:
+        return False, {"onednn": "TensorFlow is not installed here: the knob cannot act"}
+    active = bool(_pywrap_util_port.IsMklEnabled())
+    return active == (value != "0"), {"onednn": active}
+
+
 EFFECT_CHECKS = {
     "NUMPY_MADVISE_HUGEPAGE": _check_numpy_madvise,
     "MALLOC_MMAP_THRESHOLD_": _check_mmap_threshold,
+    "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION": _check_protobuf,
+    "TF_ENABLE_ONEDNN_OPTS": _check_onednn,
 }
+
+
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                    "NUMBA_NUM_THREADS", "TF_NUM_INTRAOP_THREADS")
+
+
+def set_threads(threads):
+    """Threads are a knob: set before any framework starts (Snakemake would scale a rule's
+    threads down to --cores, silently), and recorded with the other variables."""
+    for key in THREAD_VARIABLES:
+        os.environ[key] = str(threads)
 
 
 def recorded_variables(environ=None):

@@ -1,0 +1,70 @@
+rule hourglass_run:
+    output:
+        run=HOURGLASS_RUN,
+        trace=HOURGLASS_TRACE,
+    log:
+        "logs/hourglass_run/{framework}/{variant}/{environment}/{device}/rep{rep}.log",
+    conda:
+        runtime_conda_env
+    resources:
+        bench=1,
+    params:
+        python=runtime_python,
+        launcher=environment_launcher,
+        script=SCRIPTS / "hourglass_run.py",
+        size=hourglass_size_args(),
+        warmup=HOURGLASS.get("warmup"),
+        steps=HOURGLASS.get("steps"),
+        threads=HOURGLASS.get("threads"),
+        inter_op_threads=HOURGLASS.get("inter_op_threads"),
+    shell:
+        "{params.python} {params.launcher}"
+        " {params.python} {params.script}"
+        " --framework {wildcards.framework} --variant {wildcards.variant}"
+        " --environment {wildcards.environment} --device {wildcards.device}"
+        " --rep {wildcards.rep} {params.size} --warmup {params.warmup}"
+        " --steps {params.steps} --threads {params.threads}"
+        " --inter-op-threads {params.inter_op_threads}"
+        " --trace {output.trace:q} --out {output.run:q} > {log:q} 2>&1"
+
+
+rule hourglass_peak:
+    output:
+        HOURGLASS_PEAK,
+    log:
+        "logs/hourglass_peak/{device}/rep{rep}.log",
+    conda:
+        "../envs/torch.yaml"
+    resources:
+        bench=1,
+    params:
+        python=lambda wildcards: runtime_python(wildcards, "torch"),
+        launcher=lambda wildcards: environment_launcher(wildcards, "glibc"),
+        script=SCRIPTS / "matmul_peak.py",
+        threads=HOURGLASS.get("threads"),
+    shell:
+        "{params.python} {params.launcher} {params.python} {params.script}"
+        " --environment glibc --device {wildcards.device} --threads {params.threads}"
+        " --out {output:q} > {log:q} 2>&1"
+
+
+rule hourglass_table:
+    input:
+        runs=hourglass_run_files(),
+        peaks=hourglass_peak_files(),
+    output:
+        steps=report(
+            "results/tables/hourglass.csv",
+            caption="../report/hourglass_table.rst",
+            category="Hourglass",
+            labels={"what": "tidy table"},
+        ),
+        ops="results/tables/hourglass_ops.csv",
+    log:
+        "logs/hourglass_table.log",
+    conda:
+        "../envs/plots.yaml"
+    params:
+        plan=HOURGLASS_PLAN,
+    script:
+        "../scripts/hourglass_table.py"

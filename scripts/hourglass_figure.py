@@ -1,0 +1,103 @@
+"""Hourglass figures (a Snakemake script; reads the tidy tables only): the ablation ladder
+(each configuration's step time relative to the baseline, with 95% bootstrap intervals) and
+the time per op category of each configuration's traced train step."""
+
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+from knobs.stats import bootstrap_ratio_of_medians  # noqa: E402
+
+sys.stderr = open(snakemake.log[0], "w", buffering=1)
+
+SEED = {"tensorflow": 0.717, "torch": 0.343, "size": (8, 256, 6)}  # Titan X Pascal, seconds
+COLOURS = dict(zip(["tensorflow", "torch"], sns.color_palette("colorblind", 2)))
+
+steps = pd.read_csv(snakemake.input.steps, low_memory=False)
+ops = pd.read_csv(snakemake.input.ops)
+baseline = snakemake.config["hourglass"]["baseline"]
+ok = steps[steps["status"] == "ok"]
+configs = (steps.groupby(["rung", "label", "framework", "variant", "environment"])
+           .size().reset_index().sort_values("rung"))
+is_base = ((ok["framework"] == baseline["framework"]) & (ok["variant"] == baseline["variant"])
+           & (ok["environment"] == baseline["environment"]))
+first = ok.iloc[0]
+size = (int(first["stacks"]), int(first["resolution"]), int(first["batch"]))
+
+fig, axes = plt.subplots(1, 3, figsize=(17, 0.45 * len(configs) + 2.6), sharey=True)
+labels = list(configs["label"])
+for column, phase in enumerate(["forward", "train"]):
+    ax = axes[column]
+    base = ok[is_base & (ok["phase"] == phase)]["seconds"]
+    for y, config in enumerate(configs.itertuples()):
+        mine = ok[(ok["rung"] == config.rung) & (ok["phase"] == phase)]["seconds"]
+        if mine.empty or base.empty:
+            ax.text(1, y, "unavailable", va="center", ha="center", fontsize=8, color="0.4")
+            continue
+        ratio, low, high = bootstrap_ratio_of_medians(mine, base)
+        ax.errorbar(ratio, y, xerr=[[ratio - low], [high - ratio]], fmt="o", capsize=3,
+                    color=COLOURS[config.framework])
+        ax.text(high, y, f"  {ratio:.2f}x", va="center", fontsize=8)
+    ax.axvline(1, color="0.3", lw=1)
+    if phase == "train":
+        ax.axvline(0.85, color="0.5", ls=":", lw=1, label="goal: 0.85x")
+        ax.axvline(SEED["tensorflow"] / SEED["torch"], color="tab:red", ls="--", lw=1,
+                   label="seed's report: TF 717 / Torch 343 ms = 2.09x")
+        ax.legend(loc="lower right", fontsize=8)
+    ax.set_xlabel(f"{phase} time / {baseline['framework']} {baseline['variant']}\n"
+                  "(ratio of medians, 95% bootstrap CI)")
+    ax.set_title(f"{phase}: {1e3 * base.median():.0f} ms baseline")
+
+ax = axes[2]
+train = ok[ok["phase"] == "train"]
+for y, config in enumerate(configs.itertuples()):
+    mine = train[train["rung"] == config.rung]
+    if mine.empty:
+        reason = steps[steps["rung"] == config.rung]["reason"].dropna()
+        ax.text(0.01, y, "unavailable: " + (reason.iloc[0][:60] if len(reason) else "?"),
+                transform=ax.get_yaxis_transform(), va="center", fontsize=7, color="0.4")
+        continue
+    ms = 1e3 * mine["seconds"].median()
+    ax.barh(y, ms, color=COLOURS[config.framework], alpha=0.8)
+    ax.text(ms, y, f" {ms:.0f} ms, {100 * mine['fraction_of_peak'].median():.0f}% of peak",
+            va="center", fontsize=8)
+if size == SEED["size"]:
+    for framework in ("tensorflow", "torch"):
+        ax.axvline(1e3 * SEED[framework], color=COLOURS[framework], ls="--", lw=1.2,
+                   label=f"seed's {framework} ({1e3 * SEED[framework]:.0f} ms, Titan X Pascal)")
+    ax.legend(loc="lower right", fontsize=8)
+ax.set_xlabel(f"train step (ms, median)\nfp32 matmul peak {first['peak_gflops']:.0f} GFLOP/s, "
+              "measured in the same run")
+ax.set_title("train step time and achieved FLOP/s")
+axes[0].set_yticks(range(len(labels)), labels, fontsize=8)
+axes[0].invert_yaxis()
+fig.suptitle(f"Stacked hourglass, {size[0]} stacks, {size[1]}x{size[1]}, batch {size[2]} "
+             f"({int(first['params']):,} parameters) on {first['cpu']}, "
+             f"{int(first['threads'])} threads", fontsize=11)
+fig.tight_layout()
+fig.savefig(snakemake.output.ladder_png, dpi=130)
+fig.savefig(snakemake.output.ladder_svg)
+
+# Op categories of the traced train step, one stacked bar per configuration.
+per_category = (ops.groupby(["rung", "label", "category", "rep"])["seconds"].sum()
+                .groupby(["rung", "label", "category"]).mean() * 1e3).unstack(fill_value=0)
+per_category = per_category.reindex(configs.set_index(["rung", "label"]).index, fill_value=0)
+order = ["convolution", "batch norm", "elementwise", "pooling / resize", "copies / feed",
+         "optimizer", "other"]
+per_category = per_category.reindex(columns=[c for c in order if c in per_category.columns])
+fig, ax = plt.subplots(figsize=(10, 0.42 * len(per_category) + 2))
+per_category.droplevel("rung").plot.barh(
+    stacked=True, ax=ax, color=sns.color_palette("colorblind", len(per_category.columns)))
+ax.invert_yaxis()
+ax.set_xlabel("op time in one traced train step (ms, summed over threads)")
+ax.set_ylabel("")
+ax.set_title("Where the train step's time goes, by op category (from the traces)")
+ax.legend(loc="lower right", fontsize=8)
+fig.tight_layout()
+fig.savefig(snakemake.output.ops_png, dpi=130)
+fig.savefig(snakemake.output.ops_svg)

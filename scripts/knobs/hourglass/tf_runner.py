@@ -1,0 +1,229 @@
+"""The hourglass step in TensorFlow under its framework-level knobs, with the evidence that
+each applied.
+
+Knobs: execution (`session`: tf.compat.v1 graph and Session, as in the seed; `function`:
+tf.function; `xla`: tf.function(jit_compile=True)), input (`feed_dict`: host arrays handed to
+every call; `dataset`: tf.data from host arrays; `prefetch`: tf.data with prefetch, to the
+device where there is one; `resident`: the batch already on the device), batch_norm
+(`unfused` / `fused`), data_format (`NHWC` / `NCHW`).
+"""
+
+import glob
+import json
+import os
+import tempfile
+
+import numpy as np
+import tensorflow as tf
+
+from knobs.environment import KnobNotApplied
+from knobs.hourglass import tf_model
+
+FUSED_OPS = ("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3",
+             "FusedBatchNormGrad", "FusedBatchNormGradV2", "FusedBatchNormGradV3")
+ITERATOR_OPS = ("IteratorGetNext",)
+
+
+def _dataset(x, y, knobs, device):
+    data = tf.data.Dataset.from_tensors((x, y)).repeat()
+    if knobs["input"] == "prefetch":
+        if device == "gpu":
+            return data.apply(tf.data.experimental.prefetch_to_device("/gpu:0", 2))
+        return data.prefetch(2)
+    return data
+
+
+class Runner:
+    def __init__(self, size, knobs, threads, inter_op_threads, device="cpu", seed=0):
+        self.knobs, self.device = knobs, device
+        rng = np.random.default_rng(seed)
+        n, r, j = size["batch"], size["resolution"], size["joints"]
+        shape = (n, r, r, 3) if knobs["data_format"] == "NHWC" else (n, 3, r, r)
+        out_shape = (n, r // 4, r // 4, j) if knobs["data_format"] == "NHWC" else (n, j, r // 4, r // 4)
+        self.x = rng.random(shape, dtype=np.float32)
+        self.y = rng.random(out_shape, dtype=np.float32)
+        self.model = tf_model.StackedHourglass(
+            size["stacks"], size["features"], j, fused=knobs["batch_norm"] == "fused",
+            data_format=knobs["data_format"], seed=seed)
+        self.threads = {"intra_op": threads, "inter_op": inter_op_threads}
+        if knobs["execution"] == "session":
+            self._build_session()
+        else:
+            threading = tf.config.threading
+            try:
+                if threading.get_intra_op_parallelism_threads() != threads:
+                    threading.set_intra_op_parallelism_threads(threads)
+                if threading.get_inter_op_parallelism_threads() != inter_op_threads:
+                    threading.set_inter_op_parallelism_threads(inter_op_threads)
+            except RuntimeError as error:  # TensorFlow already started with other threads
+                raise KnobNotApplied(f"threads {self.threads}: {error}") from error
+            self._build_function()
+
+    # -- tf.compat.v1 graph and Session ------------------------------------------------------
+    def _build_session(self):
+        v1 = tf.compat.v1
+        self.graph = tf.Graph()
+        with self.graph.as_default():
+            mode = self.knobs["input"]
+            self.feed = {}
+            if mode == "feed_dict":
+                x = v1.placeholder(tf.float32, self.x.shape, name="x")
+                y = v1.placeholder(tf.float32, self.y.shape, name="y")
+                self.feed = {x: self.x, y: self.y}
+            elif mode in ("dataset", "prefetch"):
+                iterator = v1.data.make_one_shot_iterator(_dataset(self.x, self.y, self.knobs, self.device))
+                x, y = iterator.get_next()
+            else:  # resident: variables initialised once from the host arrays
+                x = tf.Variable(self.x, trainable=False)
+                y = tf.Variable(self.y, trainable=False)
+            self.loss = tf_model.loss_fn(self.model(x), y)
+            gradients = v1.gradients(self.loss, self.model.variables)
+            self.train_op = tf.group(tf_model.RMSProp(self.model.variables).apply(gradients))
+            init = v1.global_variables_initializer()
+        config = v1.ConfigProto(intra_op_parallelism_threads=self.threads["intra_op"],
+                                inter_op_parallelism_threads=self.threads["inter_op"])
+        self.session = v1.Session(graph=self.graph, config=config)
+        self.session.run(init)
+        self.graph.finalize()  # nothing may be added per step
+
+    # -- tf.function (and XLA) ---------------------------------------------------------------
+    def _build_function(self):
+        model, jit = self.model, self.knobs["execution"] == "xla"
+        model(tf.constant(self.x))  # make the variables, eagerly, once
+        optimizer = tf_model.RMSProp(model.variables)
+
+        @tf.function(jit_compile=jit)
+        def forward(x, y):
+            return tf_model.loss_fn(model(x), y)
+
+        @tf.function(jit_compile=jit)
+        def train(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf_model.loss_fn(model(x), y)
+            optimizer.apply(tape.gradient(loss, model.variables))
+            return loss
+
+        self.forward_fn, self.train_fn = forward, train
+        mode = self.knobs["input"]
+        if mode == "feed_dict":  # host arrays converted on every call, as a feed copies
+            self.next_args = lambda: (self.x, self.y)
+        elif mode in ("dataset", "prefetch"):
+            iterator = iter(_dataset(self.x, self.y, self.knobs, self.device))
+            self.next_args = lambda: next(iterator)
+        else:
+            resident = (tf.identity(tf.constant(self.x)), tf.identity(tf.constant(self.y)))
+            self.next_args = lambda: resident
+
+    # -- steps: each returns the loss as a Python float, so the step has finished ------------
+    def forward_step(self):
+        if self.knobs["execution"] == "session":
+            return float(self.session.run(self.loss, self.feed))
+        return float(self.forward_fn(*self.next_args()).numpy())
+
+    def train_step(self):
+        if self.knobs["execution"] == "session":
+            return float(self.session.run([self.train_op, self.loss], self.feed)[1])
+        return float(self.train_fn(*self.next_args()).numpy())
+
+    # -- evidence ----------------------------------------------------------------------------
+    def _train_graph(self):
+        if self.knobs["execution"] == "session":
+            return self.graph
+        return self.train_fn.get_concrete_function(*self.next_args()).graph
+
+    def evidence(self):
+        """What the graph that ran contains, checked against the knobs it claims."""
+        ops = self._train_graph().get_operations()
+        types = [op.type for op in ops]
+        fused = sum(t in FUSED_OPS for t in types)
+        conv_formats = sorted({op.get_attr("data_format").decode() for op in ops
+                               if op.type.startswith("Conv2D")})
+        evidence = {
+            "fused_batch_norm_ops": fused,
+            "conv_data_formats": conv_formats,
+            "iterator_ops": sum(t in ITERATOR_OPS for t in types),
+            "feeds_per_call": len(getattr(self, "feed", {})),
+            "threads": self.threads,
+            "onednn": _onednn_enabled(),
+        }
+        if self.knobs["execution"] != "session":
+            args = self.next_args()
+            evidence["args_per_call"] = [type(a).__name__ for a in args]
+            evidence["jit_compile"] = bool(self.train_fn._jit_compile)
+            if self.knobs["execution"] == "xla":
+                hlo = self.train_fn.experimental_get_compiler_ir(*args)(stage="hlo")
+                evidence["xla_hlo_chars"] = len(hlo)
+        check(self.knobs, evidence)
+        return evidence
+
+    def trace_train_step(self, path):
+        """One train step under the TensorFlow profiler, written as a Chrome trace; returns
+        the time per op type (summed over threads)."""
+        logdir = tempfile.mkdtemp(prefix="tf-trace-")
+        tf.profiler.experimental.start(logdir)
+        self.train_step()
+        tf.profiler.experimental.stop()
+        (xplane,) = glob.glob(os.path.join(logdir, "**", "*.xplane.pb"), recursive=True)
+        return xplane_to_chrome(xplane, path)
+
+
+def _onednn_enabled():
+    from tensorflow.python.util import _pywrap_util_port
+
+    return bool(_pywrap_util_port.IsMklEnabled())
+
+
+def check(knobs, evidence):
+    """A knob that did not apply fails the run."""
+    problems = []
+    if (knobs["batch_norm"] == "fused") != (evidence["fused_batch_norm_ops"] > 0):
+        problems.append(f"batch_norm={knobs['batch_norm']} but the graph has "
+                        f"{evidence['fused_batch_norm_ops']} fused batch norm ops")
+    if evidence["conv_data_formats"] != [knobs["data_format"]]:
+        problems.append(f"data_format={knobs['data_format']} but convolutions run in "
+                        f"{evidence['conv_data_formats']}")
+    expect_iterator = knobs["input"] in ("dataset", "prefetch")
+    if knobs["execution"] == "session":
+        if (evidence["iterator_ops"] > 0) != expect_iterator:
+            problems.append(f"input={knobs['input']} but the graph has "
+                            f"{evidence['iterator_ops']} iterator ops")
+        if (evidence["feeds_per_call"] > 0) != (knobs["input"] == "feed_dict"):
+            problems.append(f"input={knobs['input']} but each run call feeds "
+                            f"{evidence['feeds_per_call']} tensors")
+    else:
+        host = all(kind == "ndarray" for kind in evidence["args_per_call"])
+        if host != (knobs["input"] == "feed_dict"):
+            problems.append(f"input={knobs['input']} but each call passes "
+                            f"{evidence['args_per_call']}")
+        if evidence["jit_compile"] != (knobs["execution"] == "xla"):
+            problems.append(f"execution={knobs['execution']} but jit_compile is "
+                            f"{evidence['jit_compile']}")
+    if problems:
+        raise KnobNotApplied("; ".join(problems))
+
+
+def xplane_to_chrome(xplane_path, chrome_path):
+    """TensorFlow's profiler output (XSpace) -> a Chrome trace of its op events, and the
+    time per op type."""
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    space = xplane_pb2.XSpace()
+    with open(xplane_path, "rb") as handle:
+        space.ParseFromString(handle.read())
+    events, per_op = [], {}
+    for pid, plane in enumerate(space.planes):
+        metadata = plane.event_metadata
+        for tid, line in enumerate(plane.lines):
+            for event in line.events:
+                meta = metadata[event.metadata_id]
+                op_type = meta.display_name
+                name = op_type or meta.name
+                start_us = line.timestamp_ns / 1e3 + event.offset_ps / 1e6
+                events.append({"name": name, "ph": "X", "ts": start_us,
+                               "dur": event.duration_ps / 1e6, "pid": pid, "tid": tid,
+                               "args": {"node": meta.name}})
+                if op_type and ":" in meta.name:  # an op kernel ("node:OpType")
+                    per_op[op_type] = per_op.get(op_type, 0.0) + event.duration_ps / 1e12
+    with open(chrome_path, "w") as out:
+        json.dump({"traceEvents": events, "displayTimeUnit": "ms"}, out)
+    return per_op

@@ -1,0 +1,156 @@
+"""The stacked hourglass: the same network in both frameworks, and knobs that prove themselves."""
+
+import numpy as np
+import pytest
+
+from knobs import hourglass
+from knobs.hourglass import plan
+
+SIZES = [dict(stacks=2, resolution=128, batch=1, features=256, joints=16),
+         dict(stacks=1, resolution=64, batch=2, features=32, joints=4)]
+
+
+@pytest.fixture(scope="module")
+def tf():
+    import tensorflow
+
+    return tensorflow
+
+
+@pytest.fixture(scope="module")
+def torch():
+    import torch
+
+    torch.set_num_threads(1)
+    return torch
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s['stacks']}x{s['resolution']}")
+def test_same_parameters_shapes_and_flops_in_both_frameworks(size, tf, torch):
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from knobs.hourglass import tf_model, torch_model
+
+    n, r, j = size["batch"], size["resolution"], size["joints"]
+    net = torch_model.StackedHourglass(size["stacks"], size["features"], j)
+    with FlopCounterMode(display=False) as counter:
+        out = net(torch.zeros(n, 3, r, r))
+    assert tuple(out.shape) == (size["stacks"], n, j, r // 4, r // 4)
+    assert counter.get_total_flops() == hourglass.forward_flops(**size)
+    model = tf_model.StackedHourglass(size["stacks"], size["features"], j)
+    tf_out = model(tf.zeros((n, r, r, 3)))
+    assert tuple(tf_out.shape) == (size["stacks"], n, r // 4, r // 4, j)
+    assert tf_model.parameter_count(model) == torch_model.parameter_count(net)
+
+
+def test_paper_size_has_the_torch7_parameter_count(torch):
+    from knobs.hourglass import torch_model
+
+    assert torch_model.parameter_count(torch_model.StackedHourglass(8)) == 25_434_112
+
+
+def test_fused_and_unfused_batch_norm_agree(tf):
+    from knobs.hourglass import tf_model
+
+    x = tf.constant(np.random.default_rng(1).random((2, 64, 64, 3), dtype=np.float32))
+    outputs = [tf_model.StackedHourglass(1, 32, 4, fused=fused, seed=3)(x).numpy()
+               for fused in (False, True)]
+    np.testing.assert_allclose(outputs[0], outputs[1], rtol=1e-3, atol=1e-4)
+
+
+SMALL = dict(stacks=1, resolution=64, batch=2, features=32, joints=4)
+
+
+@pytest.mark.parametrize("variant", ["session-feed_dict-unfused-NHWC",
+                                     "function-resident-fused-NHWC"])
+def test_tensorflow_train_step_lowers_the_loss_and_proves_its_knobs(variant, tf):
+    from knobs.hourglass import tf_runner
+
+    # eager TensorFlow fixes its threads once per process: keep what earlier tests started
+    threads = (tf.config.threading.get_intra_op_parallelism_threads(),
+               tf.config.threading.get_inter_op_parallelism_threads())
+    runner = tf_runner.Runner(SMALL, hourglass.parse_tf_variant(variant), *threads)
+    losses = [runner.train_step() for _ in range(4)]
+    assert losses[-1] < losses[0]
+    evidence = runner.evidence()
+    assert (evidence["fused_batch_norm_ops"] > 0) == ("fused" in variant.split("-"))
+    assert evidence["conv_data_formats"] == ["NHWC"]
+
+
+def test_torch_train_step_lowers_the_loss_and_channels_last_is_proven(torch):
+    from knobs.environment import KnobNotApplied
+    from knobs.hourglass import torch_runner
+
+    runner = torch_runner.Runner(SMALL, "channels_last", 1, 1)
+    losses = [runner.train_step() for _ in range(4)]
+    assert losses[-1] < losses[0]
+    assert runner.evidence()["input_channels_last"]
+    runner.x = runner.x.contiguous()  # the knob undone behind the runner's back
+    with pytest.raises(KnobNotApplied, match="channels_last"):
+        runner.evidence()
+
+
+GOOD = {"fused_batch_norm_ops": 8, "conv_data_formats": ["NHWC"], "iterator_ops": 0,
+        "feeds_per_call": 2}
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"fused_batch_norm_ops": 0}, "batch_norm=fused"),
+    ({"conv_data_formats": ["NCHW"]}, "data_format=NHWC"),
+    ({"feeds_per_call": 0}, "feeds 0"),
+    ({"iterator_ops": 1}, "iterator ops"),
+])
+def test_tensorflow_knob_checks_catch_a_knob_that_did_not_apply(change, message):
+    from knobs.environment import KnobNotApplied
+    from knobs.hourglass.tf_runner import check
+
+    knobs = hourglass.parse_tf_variant("session-feed_dict-fused-NHWC")
+    check(knobs, GOOD)  # the positive case
+    with pytest.raises(KnobNotApplied, match=message):
+        check(knobs, {**GOOD, **change})
+
+
+def test_function_input_check():
+    from knobs.environment import KnobNotApplied
+    from knobs.hourglass.tf_runner import check
+
+    knobs = hourglass.parse_tf_variant("function-resident-fused-NHWC")
+    evidence = {**GOOD, "feeds_per_call": 0, "args_per_call": ["EagerTensor"] * 2,
+                "jit_compile": False}
+    check(knobs, evidence)
+    with pytest.raises(KnobNotApplied, match="input=resident"):
+        check(knobs, {**evidence, "args_per_call": ["ndarray", "ndarray"]})
+
+
+def test_ladder_plan_orders_rungs_and_ablates_the_best():
+    tf_config = {
+        "seed": dict(execution="session", input="feed_dict", batch_norm="unfused",
+                     data_format="NHWC", environment="glibc"),
+        "ladder": [{"batch_norm": "fused"}, {"execution": "function"}],
+        "ablate": True,
+        "variations": [{"environment": "tcmalloc"}],
+    }
+    entries = plan.tensorflow_plan(tf_config)
+    variants = [(variant, env) for _, variant, env in entries]
+    assert variants == [
+        ("session-feed_dict-unfused-NHWC", "glibc"),
+        ("session-feed_dict-fused-NHWC", "glibc"),
+        ("function-feed_dict-fused-NHWC", "glibc"),
+        # without execution=function is rung 1 again (not repeated); without fused is new
+        ("function-feed_dict-unfused-NHWC", "glibc"),
+        ("function-feed_dict-fused-NHWC", "tcmalloc"),
+    ]
+    grid = plan.tensorflow_plan({**tf_config, "grid": True, "values": {
+        "execution": ["session", "function"], "input": ["feed_dict"],
+        "batch_norm": ["unfused", "fused"], "data_format": ["NHWC"], "environment": ["glibc"]}})
+    assert len(grid) == 4
+
+
+@pytest.mark.parametrize("size,fragment", [
+    (dict(SMALL, resolution=64, batch=1), "innermost"),
+    (dict(SMALL, resolution=96), "multiple of 64"),
+    (dict(SMALL, features=31), "even"),
+])
+def test_impossible_sizes_are_named(size, fragment):
+    assert any(fragment in error for error in hourglass.check_size(**size))
+    assert hourglass.check_size(**SMALL) == []
