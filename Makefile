@@ -7,7 +7,7 @@ PYTHON ?= python3.11
 VENV := .venv
 SNAKEMAKE := $(VENV)/bin/snakemake
 
-.PHONY: setup run test report lint rerun clean-results
+.PHONY: setup run test report lint rerun paper compare
 
 setup: $(VENV)/.installed .venv-theano/.installed .system-ready
 
@@ -41,6 +41,20 @@ rerun: setup
 	@test -n "$(RUN)" || { echo "usage: make rerun RUN=copy/<framework>/<environment>"; exit 2; }
 	$(SNAKEMAKE) --cores 1 --forcerun $$(find results/runs/$(RUN) -name '*.json' | sort)
 	$(MAKE) --no-print-directory results/report.html
+
+# Rebuild every figure, table and the report of the shipped run (results/paper) from its run
+# files: no benchmark runs (only these rules may), no framework is imported.
+PAPER := --configfile results/paper/config.yaml
+PAPER_RULES := copy_table hourglass_table summary_table report_config figures_copy \
+	figures_hourglass all
+paper: setup
+	$(SNAKEMAKE) --cores 1 $(PAPER) --allowed-rules $(PAPER_RULES)
+	$(SNAKEMAKE) --cores 1 $(PAPER) --report results/paper/report.html
+
+# Compare two result sets, e.g. make compare A=results/paper B=results
+compare: setup
+	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make compare A=<result set> B=<result set>"; exit 2; }
+	$(VENV)/bin/python scripts/compare.py $(A) $(B) --out results/comparison
 
 lint: setup
 	$(VENV)/bin/snakefmt --check .

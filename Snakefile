@@ -9,6 +9,7 @@ report: "report/workflow.rst"
 include: "rules/common.smk"
 include: "rules/copy.smk"
 include: "rules/hourglass.smk"
+include: "rules/statistics.smk"
 include: "rules/figures.smk"
 
 

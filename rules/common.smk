@@ -30,6 +30,11 @@ except ConfigError as error:
     raise WorkflowError(str(error))
 
 
+# Where results are read and written: `results` by default; `results/paper` holds the
+# shipped run, whose figures rebuild from its tables without running any benchmark.
+RESULTS = config.get("results", "results")
+
+
 # ---- Where each framework's code runs -------------------------------------------------------
 USE_CONDA = DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method
 
@@ -68,7 +73,7 @@ def environment_launcher(wildcards, name=None):
 
 # ---- The copy experiment's runs -------------------------------------------------------------
 COPY = config.get("copy", {})
-COPY_RUN = "results/runs/copy/{framework}/{environment}/{device}/b{batch}/{input}/rep{rep}.json"
+COPY_RUN = f"{RESULTS}/runs/copy/{{framework}}/{{environment}}/{{device}}/b{{batch}}/{{input}}/rep{{rep}}.json"
 
 
 def copy_configurations():
@@ -112,16 +117,16 @@ def copy_outputs():
     if not COPY:
         return []
     return [
-        "results/tables/copy.csv",
-        "results/figures/copy_step.png",
-        "results/figures/copy_step.svg",
+        f"{RESULTS}/tables/copy.csv",
+        f"{RESULTS}/figures/copy_step.png",
+        f"{RESULTS}/figures/copy_step.svg",
         *copy_evidence_files(),
     ]
 
 
 def copy_evidence_files():
     graphs = [f for f in COPY.get("frameworks", []) if f in frameworks.WITH_GRAPH]
-    return expand("results/evidence/copy/{framework}.txt", framework=graphs)
+    return expand(f"{RESULTS}/evidence/copy/{{framework}}.txt", framework=graphs)
 
 
 def _alternatives(names):
@@ -130,11 +135,9 @@ def _alternatives(names):
 
 # ---- The hourglass experiment's runs --------------------------------------------------------
 HOURGLASS = config.get("hourglass", {})
-HOURGLASS_RUN = (
-    "results/runs/hourglass/{framework}/{variant}/{environment}/{device}/rep{rep}.json"
-)
-HOURGLASS_TRACE = "results/traces/hourglass/{framework}/{variant}/{environment}/{device}/rep{rep}.json"
-HOURGLASS_PEAK = "results/runs/peak/{device}/rep{rep}.json"
+HOURGLASS_RUN = f"{RESULTS}/runs/hourglass/{{framework}}/{{variant}}/{{environment}}/{{device}}/rep{{rep}}.json"
+HOURGLASS_TRACE = f"{RESULTS}/traces/hourglass/{{framework}}/{{variant}}/{{environment}}/{{device}}/rep{{rep}}.json"
+HOURGLASS_PEAK = f"{RESULTS}/runs/peak/{{device}}/rep{{rep}}.json"
 HOURGLASS_PLAN = hourglass_plan.full_plan(HOURGLASS) if HOURGLASS else []
 
 
@@ -164,11 +167,29 @@ def hourglass_outputs():
     if not HOURGLASS:
         return []
     return [
-        "results/tables/hourglass.csv",
-        "results/tables/hourglass_ops.csv",
-        "results/figures/hourglass_ladder.png",
-        "results/figures/hourglass_ops.png",
+        f"{RESULTS}/tables/hourglass.csv",
+        f"{RESULTS}/tables/hourglass_ops.csv",
+        f"{RESULTS}/figures/hourglass_ladder.png",
+        f"{RESULTS}/figures/hourglass_ops.png",
     ]
+
+
+def summary_inputs(wildcards=None):
+    return {
+        f"{experiment}_table": f"{RESULTS}/tables/{experiment}.csv"
+        for experiment in ("copy", "hourglass")
+        if experiment in config
+    }
+
+
+def summary_baselines():
+    """Per experiment, the knobs that name its baseline (the other knobs are matched)."""
+    baselines = {}
+    if COPY:
+        baselines["copy"] = COPY["baseline"]
+    if HOURGLASS:
+        baselines["hourglass"] = HOURGLASS["baseline"]
+    return baselines
 
 
 wildcard_constraints:
@@ -182,4 +203,12 @@ wildcard_constraints:
 
 
 def get_final_output():
-    return copy_outputs() + hourglass_outputs()
+    return (
+        copy_outputs()
+        + hourglass_outputs()
+        + [
+            f"{RESULTS}/tables/summary.csv",
+            f"{RESULTS}/tables/system.csv",
+            f"{RESULTS}/config_used.yaml",
+        ]
+    )

@@ -29,7 +29,7 @@ rule copy_run:
 
 rule copy_evidence:
     output:
-        "results/evidence/copy/{framework}.txt",
+        f"{RESULTS}/evidence/copy/{{framework}}.txt",
     log:
         "logs/copy_evidence/{framework}.log",
     conda:
@@ -51,7 +51,7 @@ rule copy_table:
         copy_run_files(),
     output:
         report(
-            "results/tables/copy.csv",
+            f"{RESULTS}/tables/copy.csv",
             caption="../report/copy_table.rst",
             category="Copy step",
             labels={"what": "tidy table"},

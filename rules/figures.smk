@@ -1,14 +1,15 @@
 rule figures_copy:
     input:
-        "results/tables/copy.csv",
+        table=f"{RESULTS}/tables/copy.csv",
+        summary=f"{RESULTS}/tables/summary.csv",
     output:
         png=report(
-            "results/figures/copy_step.png",
+            f"{RESULTS}/figures/copy_step.png",
             caption="../report/copy_step.rst",
             category="Copy step",
             labels={"what": "figure"},
         ),
-        svg="results/figures/copy_step.svg",
+        svg=f"{RESULTS}/figures/copy_step.svg",
     log:
         "logs/figures_copy.log",
     conda:
@@ -19,23 +20,24 @@ rule figures_copy:
 
 rule figures_hourglass:
     input:
-        steps="results/tables/hourglass.csv",
-        ops="results/tables/hourglass_ops.csv",
+        steps=f"{RESULTS}/tables/hourglass.csv",
+        ops=f"{RESULTS}/tables/hourglass_ops.csv",
+        summary=f"{RESULTS}/tables/summary.csv",
     output:
         ladder_png=report(
-            "results/figures/hourglass_ladder.png",
+            f"{RESULTS}/figures/hourglass_ladder.png",
             caption="../report/hourglass_ladder.rst",
             category="Hourglass",
             labels={"what": "ablation ladder"},
         ),
-        ladder_svg="results/figures/hourglass_ladder.svg",
+        ladder_svg=f"{RESULTS}/figures/hourglass_ladder.svg",
         ops_png=report(
-            "results/figures/hourglass_ops.png",
+            f"{RESULTS}/figures/hourglass_ops.png",
             caption="../report/hourglass_ops.rst",
             category="Hourglass",
             labels={"what": "op categories"},
         ),
-        ops_svg="results/figures/hourglass_ops.svg",
+        ops_svg=f"{RESULTS}/figures/hourglass_ops.svg",
     log:
         "logs/figures_hourglass.log",
     conda:

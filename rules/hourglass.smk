@@ -54,12 +54,12 @@ rule hourglass_table:
         peaks=hourglass_peak_files(),
     output:
         steps=report(
-            "results/tables/hourglass.csv",
+            f"{RESULTS}/tables/hourglass.csv",
             caption="../report/hourglass_table.rst",
             category="Hourglass",
             labels={"what": "tidy table"},
         ),
-        ops="results/tables/hourglass_ops.csv",
+        ops=f"{RESULTS}/tables/hourglass_ops.csv",
     log:
         "logs/hourglass_table.log",
     conda:

@@ -15,7 +15,10 @@ sys.stderr = open(snakemake.log[0], "w", buffering=1)
 GLIBC_MMAP_CEILING = 32 * 2**20  # DEFAULT_MMAP_THRESHOLD_MAX on 64-bit glibc
 PAGE = 4096
 
-table = pd.read_csv(snakemake.input[0], low_memory=False)
+table = pd.read_csv(snakemake.input.table, low_memory=False)
+summary = pd.read_csv(snakemake.input.summary)
+noisy = summary[(summary["experiment"] == "copy") & summary["noisy"]]
+noisy_keys = set(zip(noisy["framework"], noisy["environment"], noisy["input"], noisy["batch"]))
 frameworks = list(dict.fromkeys(snakemake.config["copy"]["frameworks"]))
 environments = sorted(table["environment"].unique(), key=list(snakemake.config["environments"]).index)
 # The same colour for the same environment in every figure.
@@ -62,6 +65,10 @@ for column, framework in enumerate(frameworks):
             time_ax.fill_between(part["batch"], part["q25"] * 1e3, part["q75"] * 1e3,
                                  color=palette[environment], alpha=0.2, lw=0)
             rate_ax.plot(part["batch"], part["bytes"] / part["median"] / 1e9, **style)
+            flagged = part[[(framework, environment, input_kind, b) in noisy_keys
+                            for b in part["batch"]]]
+            time_ax.scatter(flagged["batch"], flagged["median"] * 1e3, s=45, facecolors="none",
+                            edgecolors="red", lw=0.8, zorder=5)
             fault_ax.plot(part["batch"], part["faults"], **style)
     time_ax.set_title(framework)
     fault_ax.set_xlabel("batch (images of 3x448x448 float32)")
@@ -77,15 +84,20 @@ axes[2, 0].set_ylabel("minor page faults per call (median)")
 axes[1, 0].set_ylim(bottom=0)
 handles, labels = axes[0, 0].get_legend_handles_labels()
 extra = [plt.Line2D([], [], color="0.4", ls="--", lw=1),
-         plt.Line2D([], [], color="black", ls=":", lw=1)]
-extra_labels = ["glibc's 32 MiB mmap ceiling", "one fault per 4 KiB page"]
+         plt.Line2D([], [], color="black", ls=":", lw=1),
+         plt.Line2D([], [], color="red", marker="o", mfc="none", ls="none", ms=9)]
+threshold = snakemake.config["statistics"]["cv_threshold"]
+extra_labels = ["glibc's 32 MiB mmap ceiling", "one fault per 4 KiB page",
+                f"noisy: CV over {threshold:.0%}"]
 if l3_bytes:
     extra.append(plt.Line2D([], [], color="0.6", ls=":", lw=1))
     extra_labels.append(f"L3 cache ({l3})")
 fig.legend(handles + extra, labels + extra_labels, loc="lower center",
            ncol=min(6, len(labels) + len(extra)), frameon=False)
 machine = table.iloc[0]
-fig.suptitle(f"The copy step: identity function per call against batch size\n"
+label = snakemake.config.get("label")
+fig.suptitle(f"The copy step: identity function per call against batch size"
+             f"{' - ' + label if label else ''}\n"
              f"{machine['cpu']}, {machine['cores']} cores, {machine['glibc']}, kernel {machine['kernel']}, "
              f"THP {machine['thp_enabled']}; {int(summary['n'].median())} calls per point",
              fontsize=11)

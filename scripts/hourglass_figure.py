@@ -19,6 +19,9 @@ SEED = {"tensorflow": 0.717, "torch": 0.343, "size": (8, 256, 6)}  # Titan X Pas
 COLOURS = dict(zip(["tensorflow", "torch"], sns.color_palette("colorblind", 2)))
 
 steps = pd.read_csv(snakemake.input.steps, low_memory=False)
+summary = pd.read_csv(snakemake.input.summary)
+summary = summary[summary["experiment"] == "hourglass"]
+threshold = snakemake.config["statistics"]["cv_threshold"]
 ops = pd.read_csv(snakemake.input.ops)
 baseline = snakemake.config["hourglass"]["baseline"]
 ok = steps[steps["status"] == "ok"]
@@ -30,7 +33,18 @@ first = ok.iloc[0]
 size = (int(first["stacks"]), int(first["resolution"]), int(first["batch"]))
 
 fig, axes = plt.subplots(1, 3, figsize=(17, 0.45 * len(configs) + 2.6), sharey=True)
-labels = list(configs["label"])
+def flagged(config):
+    """The label, with the CV of any phase over the threshold: noisy rows are visible."""
+    rows = summary[(summary["framework"] == config.framework)
+                   & (summary["variant"] == config.variant)
+                   & (summary["environment"] == config.environment) & summary["noisy"]]
+    if rows.empty:
+        return config.label
+    return config.label + "  [noisy: " + ", ".join(
+        f"{r.phase} CV {r.cv:.0%}" for r in rows.itertuples()) + "]"
+
+
+labels = [flagged(config) for config in configs.itertuples()]
 for column, phase in enumerate(["forward", "train"]):
     ax = axes[column]
     base = ok[is_base & (ok["phase"] == phase)]["seconds"]
@@ -75,8 +89,12 @@ ax.set_xlabel(f"train step (ms, median)\nfp32 matmul peak {first['peak_gflops']:
               "measured in the same run")
 ax.set_title("train step time and achieved FLOP/s")
 axes[0].set_yticks(range(len(labels)), labels, fontsize=8)
+for tick, text in zip(axes[0].get_yticklabels(), labels):
+    if "[noisy" in text:
+        tick.set_color("tab:red")
 axes[0].invert_yaxis()
-fig.suptitle(f"Stacked hourglass, {size[0]} stacks, {size[1]}x{size[1]}, batch {size[2]} "
+label = snakemake.config.get("label")
+fig.suptitle(f"{label + ': ' if label else ''}Stacked hourglass, {size[0]} stacks, {size[1]}x{size[1]}, batch {size[2]} "
              f"({int(first['params']):,} parameters) on {first['cpu']}, "
              f"{int(first['threads'])} threads", fontsize=11)
 fig.tight_layout()

@@ -33,7 +33,9 @@ for path in snakemake.input.runs:
         "stacks": run["stacks"], "resolution": run["resolution"], "features": run["features"],
         "joints": run["joints"], "rep": run["rep"], "status": run["status"],
         "reason": run.get("reason"), "host": machine["host"], "cpu": machine["cpu"],
-        "cores": machine["cores"],
+        "cores": machine["cores"], "memory_gib": machine["memory_gib"], "os": machine["os"],
+        "kernel": machine["kernel"], "glibc": machine["glibc"],
+        "gpu": "; ".join(f"{g['name']} (driver {g['driver']})" for g in machine.get("gpus", [])),
         "peak_gflops": peaks.get((machine["host"], run["device"])),
     }
     if run["status"] != "ok":

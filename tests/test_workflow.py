@@ -1,5 +1,6 @@
 """The tiny end-to-end run: two frameworks, environments, batches -> table, figure, report."""
 
+import re
 import shutil
 
 import pandas as pd
@@ -92,3 +93,60 @@ def test_tiny_hourglass_run_writes_tables_traces_and_figures(tiny_run):
     assert len(traces) == 4 and all(t.stat().st_size > 1000 for t in traces)
     for figure in ["hourglass_ladder", "hourglass_ops"]:
         assert (workdir / f"results/figures/{figure}.png").stat().st_size > 20_000
+
+
+def test_rerunning_one_configuration_touches_only_its_files_and_what_is_built_from_them(tiny_run):
+    workdir, _ = tiny_run
+    runs = sorted((workdir / "results/runs").rglob("*.json"))
+    built = [workdir / f"results/{p}" for p in ("tables/copy.csv", "figures/copy_step.png",
+                                                 "tables/hourglass.csv")]
+    before = {path: path.stat().st_mtime_ns for path in runs + built}
+    target = workdir / "results/runs/copy/torch/tcmalloc/cpu/b1/random/rep0.json"
+    snakemake(workdir, "--cores", "1", "--forcerun", str(target.relative_to(workdir)),
+              configfile=TINY)
+    changed = {path for path in runs if path.stat().st_mtime_ns != before[path]}
+    # one process measured both batches of that configuration
+    assert changed == {target, target.parent.parent.parent / "b2/random/rep0.json"}
+    copy_table, copy_figure, hourglass_table = built
+    assert copy_table.stat().st_mtime_ns > before[copy_table]
+    assert copy_figure.stat().st_mtime_ns > before[copy_figure]
+    assert hourglass_table.stat().st_mtime_ns == before[hourglass_table]  # other runs only
+
+
+FRAMEWORKS = ["tensorflow", "torch", "theano", "pytensor", "numba"]
+
+
+def test_paper_figures_rebuild_from_shipped_results_without_any_benchmark(tmp_path):
+    """`make paper`'s command on a copy of results/paper: only table, summary and figure
+    rules run, no framework can even be imported, and it takes under a minute."""
+    import time
+
+    shutil.copytree(REPO / "results/paper", tmp_path / "results/paper",
+                    ignore=shutil.ignore_patterns("tables", "figures", "config_used.yaml",
+                                                  "report.html"))
+    poison = tmp_path / "poison"
+    poison.mkdir()
+    for name in FRAMEWORKS:
+        (poison / f"{name}.py").write_text(f"raise ImportError('{name} imported')\n")
+    runs = list((tmp_path / "results/paper/runs").rglob("*.json"))
+    mtimes = {p: p.stat().st_mtime_ns for p in runs}
+    rules = ["copy_table", "hourglass_table", "summary_table", "report_config",
+             "figures_copy", "figures_hourglass", "all"]
+    import os
+    import subprocess
+
+    env = {**os.environ, "PYTHONPATH": str(poison)}
+    start = time.perf_counter()
+    done = subprocess.run(
+        [str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path),
+         "--configfile", str(tmp_path / "results/paper/config.yaml"), "--cores", "1",
+         "--allowed-rules", *rules], capture_output=True, text=True, env=env, cwd=tmp_path)
+    elapsed = time.perf_counter() - start
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    log = done.stdout + done.stderr
+    ran = set(re.findall(r"rule (\w+):", log))
+    assert ran and ran <= set(rules), ran
+    assert all(p.stat().st_mtime_ns == t for p, t in mtimes.items())
+    for figure in ["copy_step", "hourglass_ladder", "hourglass_ops"]:
+        assert (tmp_path / f"results/paper/figures/{figure}.png").stat().st_size > 20_000
+    assert elapsed < 60, elapsed

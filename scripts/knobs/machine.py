@@ -44,6 +44,23 @@ def _selected(path):
     return text[text.find("[") + 1:text.find("]")] if "[" in text else text or None
 
 
+def _gpus():
+    """Name and driver of each NVIDIA GPU, where nvidia-smi answers."""
+    import shutil
+    import subprocess
+
+    if not shutil.which("nvidia-smi"):
+        return []
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
+                              "--format=csv,noheader"], capture_output=True, text=True,
+                             timeout=20).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [dict(zip(("name", "driver"), map(str.strip, line.split(","))))
+            for line in out.splitlines() if line.strip()]
+
+
 def describe():
     """CPU, cores, caches, memory, kernel, glibc and transparent huge page mode."""
     try:
@@ -64,6 +81,7 @@ def describe():
         "thp_defrag": _selected("/sys/kernel/mm/transparent_hugepage/defrag"),
         "page_size": os.sysconf("SC_PAGE_SIZE"),
         "python": platform.python_version(),
+        "gpus": _gpus(),
     }
 
 
