@@ -58,6 +58,15 @@ def test_fused_and_unfused_batch_norm_agree(tf):
     np.testing.assert_allclose(outputs[0], outputs[1], rtol=1e-3, atol=1e-4)
 
 
+def test_xla_upsample_equals_the_seeds_resize(tf):
+    from knobs.hourglass import tf_model
+
+    x = tf.constant(np.random.default_rng(2).random((2, 4, 6, 3), dtype=np.float32))
+    resize = tf_model.StackedHourglass(1, upsample="resize").upsample(x)
+    broadcast = tf_model.StackedHourglass(1, upsample="broadcast").upsample(x)
+    np.testing.assert_array_equal(resize.numpy(), broadcast.numpy())
+
+
 SMALL = dict(stacks=1, resolution=64, batch=2, features=32, joints=4)
 
 

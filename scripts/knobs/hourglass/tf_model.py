@@ -18,8 +18,9 @@ class StackedHourglass:
     reused, in the same order, on every later call."""
 
     def __init__(self, stacks, features=256, joints=16, fused=False, data_format="NHWC",
-                 seed=0):
+                 seed=0, upsample="resize"):
         self.stacks, self.features, self.joints = stacks, features, joints
+        self.upsample_op = upsample  # "resize" (the seed's op) or "broadcast" (XLA on CPU)
         self.fused, self.data_format = fused, data_format
         self.channel_axis = 3 if data_format == "NHWC" else 1
         self.rng = np.random.default_rng(seed)
@@ -80,6 +81,15 @@ class StackedHourglass:
         return tf.nn.max_pool2d(x, 2, 2, "VALID", data_format=self.data_format)
 
     def upsample(self, x):
+        """Nearest-neighbour x2. XLA on CPU has no kernel for ResizeNearestNeighborGrad, so
+        under XLA the same values come from a reshape and a broadcast instead."""
+        if self.upsample_op == "broadcast":
+            n, a, b, c = (tf.shape(x)[i] for i in range(4))
+            if self.data_format == "NHWC":  # (n, h, w, c) -> (n, h, 2, w, 2, c)
+                y = tf.broadcast_to(x[:, :, None, :, None, :], [n, a, 2, b, 2, c])
+                return tf.reshape(y, [n, 2 * a, 2 * b, c])
+            y = tf.broadcast_to(x[:, :, :, None, :, None], [n, a, b, 2, c, 2])
+            return tf.reshape(y, [n, a, 2 * b, 2 * c])
         if self.data_format == "NHWC":
             size = tf.shape(x)[1:3] * 2
             return tf.compat.v1.image.resize_nearest_neighbor(x, size)

@@ -44,7 +44,8 @@ class Runner:
         self.y = rng.random(out_shape, dtype=np.float32)
         self.model = tf_model.StackedHourglass(
             size["stacks"], size["features"], j, fused=knobs["batch_norm"] == "fused",
-            data_format=knobs["data_format"], seed=seed)
+            data_format=knobs["data_format"], seed=seed,
+            upsample="broadcast" if knobs["execution"] == "xla" else "resize")
         self.threads = {"intra_op": threads, "inter_op": inter_op_threads}
         if knobs["execution"] == "session":
             self._build_session()
@@ -145,6 +146,7 @@ class Runner:
             "feeds_per_call": len(getattr(self, "feed", {})),
             "threads": self.threads,
             "onednn": _onednn_enabled(),
+            "upsample": self.model.upsample_op,
         }
         if self.knobs["execution"] != "session":
             args = self.next_args()
