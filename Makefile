@@ -7,7 +7,7 @@ PYTHON ?= python3.11
 VENV := .venv
 SNAKEMAKE := $(VENV)/bin/snakemake
 
-.PHONY: setup run test report lint rerun paper compare
+.PHONY: setup run test test-slurm report lint rerun paper compare
 
 setup: $(VENV)/.installed .venv-theano/.installed .system-ready
 
@@ -61,4 +61,12 @@ lint: setup
 	$(SNAKEMAKE) --lint
 
 test: setup
-	$(VENV)/bin/pytest -q tests
+	$(VENV)/bin/pytest -q tests --ignore=tests/slurm
+
+# The Slurm test: starts a single-node Slurm here (root, Debian's slurm-wlm and munge).
+test-slurm: setup .slurm-ready
+	$(VENV)/bin/pytest -q tests/slurm
+
+.slurm-ready: scripts/setup_system.sh
+	bash scripts/setup_system.sh slurm-wlm munge
+	touch $@

@@ -151,12 +151,16 @@ def hourglass_run_files():
 
 
 def hourglass_peak_files():
+    if not HOURGLASS:
+        return []
     return expand(
         HOURGLASS_PEAK, device=HOURGLASS["devices"], rep=range(HOURGLASS["reps"])
     )
 
 
 def hourglass_size_args():
+    if not HOURGLASS:
+        return ""
     return " ".join(
         f"--{key} {HOURGLASS[key]}"
         for key in ("stacks", "resolution", "batch", "features", "joints")

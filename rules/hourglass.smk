@@ -8,6 +8,7 @@ rule hourglass_run:
         runtime_conda_env
     resources:
         bench=1,
+        gpu=lambda wildcards: int(wildcards.device == "gpu"),
     params:
         python=runtime_python,
         launcher=environment_launcher,
@@ -37,6 +38,7 @@ rule hourglass_peak:
         "../envs/torch.yaml"
     resources:
         bench=1,
+        gpu=lambda wildcards: int(wildcards.device == "gpu"),
     params:
         python=lambda wildcards: runtime_python(wildcards, "torch"),
         launcher=lambda wildcards: environment_launcher(wildcards, "glibc"),

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# System pieces the default experiment needs: the allocator libraries it preloads and g++.
+# System pieces the default experiment needs: the allocator libraries it preloads and g++;
+# with arguments, those Debian packages instead (make test-slurm: slurm-wlm munge).
 # Installed with apt when missing and we are root; otherwise a message naming the package.
 set -euo pipefail
 
@@ -8,10 +9,16 @@ declare -A package_of=(
   [libjemalloc.so.2]=libjemalloc2
 )
 missing=()
-for library in "${!package_of[@]}"; do
-  ldconfig -p | grep -q "$library" || missing+=("${package_of[$library]}")
-done
-command -v g++ >/dev/null || missing+=(g++)
+if [ $# -gt 0 ]; then
+  for package in "$@"; do
+    dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+  done
+else
+  for library in "${!package_of[@]}"; do
+    ldconfig -p | grep -q "$library" || missing+=("${package_of[$library]}")
+  done
+  command -v g++ >/dev/null || missing+=(g++)
+fi
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
