@@ -45,6 +45,24 @@ def parse_args(argv=None):
     return args, size
 
 
+def require_gpu(framework):
+    """A GPU knob on a machine (or a build) without a GPU fails at once, saying which."""
+    if framework == "tensorflow":
+        import tensorflow as tf
+
+        found = bool(tf.config.list_physical_devices("GPU"))
+        fix = "a TensorFlow GPU build (pip install tensorflow[and-cuda]) on a GPU machine"
+    else:
+        import torch
+
+        found = torch.cuda.is_available()
+        fix = "a CUDA build of PyTorch on a GPU machine"
+    if not found:
+        raise environment.KnobNotApplied(
+            f"device gpu asked for, but {framework} sees no GPU here: run it where there is "
+            f"{fix}, or use device cpu")
+
+
 def make_runner(args, size):
     if args.framework == "tensorflow":
         from knobs.hourglass import tf_runner
@@ -108,6 +126,8 @@ def main():
         "knobs": {**knobs, "allocator_libraries": environment.allocator_libraries()},
         "machine": machine.describe(), "command": sys.argv,
     }
+    if args.device == "gpu":
+        require_gpu(args.framework)
     build_start = time.perf_counter()
     try:
         runner = make_runner(args, size)

@@ -47,6 +47,8 @@ def main():
         ta, tb = torch.from_numpy(a), torch.from_numpy(b)
         measured["torch"] = best_gflops(torch.mm, ta, tb, lambda: None, args.repeats)
     else:
+        if not torch.cuda.is_available():
+            raise SystemExit("matmul_peak: device gpu asked for, but torch sees no GPU here")
         ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
         measured["torch"] = best_gflops(torch.mm, ta, tb, torch.cuda.synchronize, args.repeats)
     results.write_json(args.out, {

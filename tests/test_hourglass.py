@@ -163,3 +163,22 @@ def test_ladder_plan_orders_rungs_and_ablates_the_best():
 def test_impossible_sizes_are_named(size, fragment):
     assert any(fragment in error for error in hourglass.check_size(**size))
     assert hourglass.check_size(**SMALL) == []
+
+
+@pytest.mark.parametrize("framework,variant", [("torch", "eager"),
+                                               ("tensorflow", "function-resident-fused-NHWC")])
+def test_gpu_run_without_a_gpu_fails_at_once_and_writes_nothing(framework, variant, tmp_path):
+    import subprocess
+
+    from conftest import PYTHON, SCRIPTS
+
+    out = tmp_path / "run.json"
+    done = subprocess.run(
+        [str(PYTHON), str(SCRIPTS / "with_environment.py"), "--name", "glibc", "--",
+         str(PYTHON), str(SCRIPTS / "hourglass_run.py"), "--framework", framework,
+         "--variant", variant, "--environment", "glibc", "--device", "gpu",
+         *"--stacks 1 --resolution 64 --features 32 --joints 4".split(),
+         "--trace", str(tmp_path / "trace.json"), "--out", str(out)],
+        capture_output=True, text=True)
+    assert done.returncode != 0 and "sees no GPU here" in done.stderr
+    assert not out.exists()
