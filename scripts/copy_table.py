@@ -5,6 +5,8 @@ import sys
 
 import pandas as pd
 
+from knobs.machine import gpu_text  # beside this script
+
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
 
@@ -35,7 +37,7 @@ def rows(path):
         "cores": machine["cores"],
         "memory_gib": machine["memory_gib"],
         "os": machine["os"],
-        "gpu": "; ".join(f"{g['name']} (driver {g['driver']})" for g in machine.get("gpus", [])),
+        "gpu": gpu_text(machine),
         "l3_cache": machine["caches"].get("L3"),
         "kernel": machine["kernel"],
         "glibc": machine["glibc"],

@@ -113,10 +113,7 @@ def versions(framework):
 def main():
     args, size = parse_args()
     environment.set_threads(args.threads)
-    knobs = environment.prove()
-    if knobs["name"] != args.environment:
-        raise environment.KnobNotApplied(
-            f"launched in environment '{knobs['name']}' but labelled '{args.environment}'")
+    knobs = environment.prove(args.environment)
     common = {
         "experiment": "hourglass", "framework": args.framework, "variant": args.variant,
         "environment": args.environment, "device": args.device, "rep": args.rep, **size,

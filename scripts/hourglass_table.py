@@ -7,6 +7,7 @@ import sys
 import pandas as pd
 
 from knobs.hourglass import TF_KNOBS, categories, parse_tf_variant  # beside this script
+from knobs.machine import gpu_text
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
@@ -35,7 +36,7 @@ for path in snakemake.input.runs:
         "reason": run.get("reason"), "host": machine["host"], "cpu": machine["cpu"],
         "cores": machine["cores"], "memory_gib": machine["memory_gib"], "os": machine["os"],
         "kernel": machine["kernel"], "glibc": machine["glibc"],
-        "gpu": "; ".join(f"{g['name']} (driver {g['driver']})" for g in machine.get("gpus", [])),
+        "gpu": gpu_text(machine),
         "peak_gflops": peaks.get((machine["host"], run["device"])),
     }
     if run["status"] != "ok":

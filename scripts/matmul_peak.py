@@ -34,7 +34,7 @@ def main():
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     environment.set_threads(args.threads)
-    knobs = environment.prove()
+    knobs = environment.prove(args.environment)
     import numpy as np
     import torch
 

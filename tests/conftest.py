@@ -3,7 +3,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
@@ -55,8 +54,3 @@ def dry_run(configfile, workdir):
             workflow.dag().execute_workflow(executor="dryrun")
     finally:
         os.chdir(cwd)
-
-
-@pytest.fixture
-def tiny_config():
-    return load_yaml(TINY)

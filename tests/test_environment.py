@@ -79,7 +79,7 @@ sys.path.insert(0, {scripts!r})
 from knobs.environment import KnobNotApplied, prove
 environ = dict(os.environ, **json.loads(sys.argv[1]))
 try:
-    print(json.dumps(prove(environ)))
+    print(json.dumps(prove(environ=environ)))
 except KnobNotApplied as error:
     sys.exit(str(error))
 """

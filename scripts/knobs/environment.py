@@ -165,8 +165,9 @@ def recorded_variables(environ=None):
             if k.startswith(RECORDED_PREFIXES) and k != SPEC_VARIABLE}
 
 
-def prove(environ=None, maps=None):
-    """Check, inside the measured process, that its environment applied; return the evidence."""
+def prove(expected=None, environ=None, maps=None):
+    """Check, inside the measured process, that its environment applied (and is the one named
+    `expected`, the label its results will carry); return the evidence."""
     environ = os.environ if environ is None else environ
     if SPEC_VARIABLE not in environ:
         raise KnobNotApplied(
@@ -174,6 +175,8 @@ def prove(environ=None, maps=None):
             "so the environment they claim can be proven.")
     spec = json.loads(environ[SPEC_VARIABLE])
     name = spec["name"]
+    if expected is not None and name != expected:
+        raise KnobNotApplied(f"launched in environment '{name}' but labelled '{expected}'")
     maps = mapped_files() if maps is None else maps
     real_maps = {os.path.realpath(path) for path in maps}
     evidence = {"name": name, "set": spec["env"], "variables": recorded_variables(environ),

@@ -85,5 +85,10 @@ def describe():
     }
 
 
+def gpu_text(description):
+    """The GPUs of a `describe()` result as one table cell ("" where there is none)."""
+    return "; ".join(f"{g['name']} (driver {g['driver']})" for g in description.get("gpus", []))
+
+
 def available_memory_bytes():
     return (_meminfo_kib("MemAvailable") or 0) * 1024
