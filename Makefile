@@ -42,14 +42,19 @@ rerun: setup
 	$(SNAKEMAKE) --cores 1 --forcerun $$(find results/runs/$(RUN) -name '*.json' | sort)
 	$(MAKE) --no-print-directory results/report.html
 
-# Rebuild every figure, table and the report of the shipped run (results/paper) from its run
-# files: no benchmark runs (only these rules may), no framework is imported.
-PAPER := --configfile results/paper/config.yaml
+# Rebuild every figure, table and the report of each shipped result set (results/paper: the
+# CPU reference run; results/paper/gpu: what scripts/gpu_paper.sh measured on a GPU node)
+# from its run files and its config.yaml: no benchmark runs (only these rules may), no
+# framework is imported.
+PAPER_SETS := $(patsubst %/config.yaml,%,$(wildcard results/paper/config.yaml results/paper/*/config.yaml))
 PAPER_RULES := copy_table hourglass_table summary_table report_config figures_copy \
 	figures_hourglass all
 paper: setup
-	$(SNAKEMAKE) --cores 1 $(PAPER) --allowed-rules $(PAPER_RULES)
-	$(SNAKEMAKE) --cores 1 $(PAPER) --report results/paper/report.html
+	@for set in $(PAPER_SETS); do \
+	  echo "== $$set"; \
+	  $(SNAKEMAKE) --cores 1 --configfile $$set/config.yaml --allowed-rules $(PAPER_RULES) && \
+	  $(SNAKEMAKE) --cores 1 --configfile $$set/config.yaml --report $$set/report.html || exit 1; \
+	done
 
 # Compare two result sets, e.g. make compare A=results/paper B=results
 compare: setup

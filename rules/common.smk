@@ -1,4 +1,3 @@
-import shlex
 import sys
 from pathlib import Path
 
@@ -9,7 +8,7 @@ from snakemake.settings.types import DeploymentMethod
 SCRIPTS = Path(workflow.basedir) / "scripts"
 sys.path.insert(0, str(SCRIPTS))
 
-from knobs import frameworks
+from knobs import frameworks, jobs, machine
 from knobs.config_check import ConfigError, check_references, check_schema
 from knobs.hourglass import plan as hourglass_plan
 
@@ -59,58 +58,42 @@ def runtime_conda_env(wildcards):
 
 
 def environment_launcher(wildcards, name=None):
-    """with_environment.py and its arguments, each shell-quoted: a value such as
-    `; touch X` stays one argument and runs nothing."""
-    name = name or wildcards.environment
-    spec = config["environments"].get(name, {})
-    words = [str(SCRIPTS / "with_environment.py"), "--name", name]
-    for key, value in spec.get("env", {}).items():
-        words += ["--set", f"{key}={value}"]
-    for library in spec.get("preload", []):
-        words += ["--preload", library]
-    return " ".join(shlex.quote(word) for word in words) + " --"
+    """with_environment.py and its arguments, shell-quoted, ending in `--`."""
+    return jobs.quoted(jobs.launcher(config, name or wildcards.environment))
 
 
 # ---- The copy experiment's runs -------------------------------------------------------------
 COPY = config.get("copy", {})
-COPY_RUN = f"{RESULTS}/runs/copy/{{framework}}/{{environment}}/{{device}}/b{{batch}}/{{input}}/rep{{rep}}.json"
-
-
-def copy_configurations():
-    """(framework, environment) pairs: the grid asked for (an environment only with the
-    frameworks it names, if it names any), plus the copy-limit references."""
-    acts_on = lambda e: config["environments"][e].get("frameworks", COPY["frameworks"])
-    pairs = {
-        (f, e)
-        for f in COPY["frameworks"]
-        for e in COPY["environments"]
-        if f in acts_on(e)
-    }
-    pairs |= {
-        (f, e)
-        for f in COPY["limit"]["frameworks"]
-        for e in COPY["limit"]["environments"]
-    }
-    return sorted(pairs)
+COPY_RUN = jobs.COPY_RUN.replace("{results}", RESULTS)
 
 
 def copy_run_files():
     if not COPY:
         return []
-    return [
-        COPY_RUN.format(framework=f, environment=e, device=d, batch=b, input=i, rep=r)
-        for f, e in copy_configurations()
-        for d in COPY["devices"]
-        for b in COPY["batches"]
-        for i in COPY["inputs"]
-        for r in range(COPY["reps"])
-    ]
+    return [path for _, paths in jobs.copy_run_groups(config) for path in paths]
 
 
 def copy_run_outputs():
     """One process measures every batch of a (framework, environment, device, input, rep):
     imports and compilation are paid once, not per batch."""
     return expand(COPY_RUN, batch=COPY.get("batches", []), allow_missing=True)
+
+
+def copy_run_args(wildcards):
+    return jobs.quoted(
+        jobs.copy_run_args(
+            config,
+            wildcards.framework,
+            wildcards.environment,
+            wildcards.device,
+            wildcards.input,
+            wildcards.rep,
+        )
+    )
+
+
+def copy_evidence_args(wildcards):
+    return jobs.quoted(jobs.copy_evidence_args(config, wildcards.framework))
 
 
 def copy_outputs():
@@ -125,8 +108,14 @@ def copy_outputs():
 
 
 def copy_evidence_files():
-    graphs = [f for f in COPY.get("frameworks", []) if f in frameworks.WITH_GRAPH]
-    return expand(f"{RESULTS}/evidence/copy/{{framework}}.txt", framework=graphs)
+    return [
+        jobs.COPY_EVIDENCE.format(results=RESULTS, framework=f)
+        for f in jobs.copy_evidence_frameworks(config)
+    ]
+
+
+def copy_evidence_devices(wildcards):
+    return [d for d in COPY["devices"] if d in frameworks.devices(wildcards.framework)]
 
 
 def _alternatives(names):
@@ -135,19 +124,16 @@ def _alternatives(names):
 
 # ---- The hourglass experiment's runs --------------------------------------------------------
 HOURGLASS = config.get("hourglass", {})
-HOURGLASS_RUN = f"{RESULTS}/runs/hourglass/{{framework}}/{{variant}}/{{environment}}/{{device}}/rep{{rep}}.json"
-HOURGLASS_TRACE = f"{RESULTS}/traces/hourglass/{{framework}}/{{variant}}/{{environment}}/{{device}}/rep{{rep}}.json"
-HOURGLASS_PEAK = f"{RESULTS}/runs/peak/{{device}}/rep{{rep}}.json"
+HOURGLASS_RUN = jobs.HOURGLASS_RUN.replace("{results}", RESULTS)
+HOURGLASS_TRACE = jobs.HOURGLASS_TRACE.replace("{results}", RESULTS)
+HOURGLASS_PEAK = jobs.HOURGLASS_PEAK.replace("{results}", RESULTS)
 HOURGLASS_PLAN = hourglass_plan.full_plan(HOURGLASS) if HOURGLASS else []
 
 
 def hourglass_run_files():
-    return [
-        HOURGLASS_RUN.format(**entry, device=device, rep=rep)
-        for entry in HOURGLASS_PLAN
-        for device in HOURGLASS["devices"]
-        for rep in range(HOURGLASS["reps"])
-    ]
+    if not HOURGLASS:
+        return []
+    return [HOURGLASS_RUN.format(**run) for run in jobs.hourglass_runs(config)]
 
 
 def hourglass_peak_files():
@@ -158,13 +144,21 @@ def hourglass_peak_files():
     )
 
 
-def hourglass_size_args():
-    if not HOURGLASS:
-        return ""
-    return " ".join(
-        f"--{key} {HOURGLASS[key]}"
-        for key in ("stacks", "resolution", "batch", "features", "joints")
+def hourglass_run_args(wildcards):
+    return jobs.quoted(
+        jobs.hourglass_run_args(
+            config,
+            wildcards.framework,
+            wildcards.variant,
+            wildcards.environment,
+            wildcards.device,
+            wildcards.rep,
+        )
     )
+
+
+def peak_args(wildcards):
+    return jobs.quoted(jobs.peak_args(config, wildcards.device))
 
 
 def hourglass_outputs():
@@ -216,3 +210,23 @@ def get_final_output():
             f"{RESULTS}/config_used.yaml",
         ]
     )
+
+
+# ---- GPU jobs need a GPU: checked once the jobs to run are known, before any starts ---------
+def gpu_jobs_without_gpu():
+    """Jobs asking for a GPU that would run here, on a machine without one (a cluster
+    executor sends them elsewhere; a dry run runs nothing)."""
+    if not workflow.local_exec or workflow.remote_exec or workflow.subprocess_exec:
+        return []
+    jobs = [j for j in workflow.dag.needrun_jobs() if j.resources.get("gpu", 0) > 0]
+    return jobs if jobs and not machine.gpus() else []
+
+
+onstart:
+    if jobs := gpu_jobs_without_gpu():
+        raise WorkflowError(
+            f"{len(jobs)} job(s) need a GPU (e.g. {jobs[0]}: {', '.join(map(str, jobs[0].output))}), "
+            "but this machine has none (nvidia-smi found no GPU). Run them where there is one "
+            "(--profile profiles/slurm, or scripts/gpu_paper.sh on a GPU node), or take gpu "
+            "out of copy.devices / hourglass.devices; --dry-run shows the plan anywhere."
+        )

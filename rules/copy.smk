@@ -8,22 +8,14 @@ rule copy_run:
     threads: COPY.get("threads", 1)
     resources:
         bench=1,
+        gpu=lambda wildcards: int(wildcards.device == "gpu"),
     params:
         python=runtime_python,
         launcher=environment_launcher,
         script=SCRIPTS / "copy_run.py",
-        batches=COPY.get("batches"),
-        image=COPY.get("image"),
-        warmup=COPY.get("warmup"),
-        calls=COPY.get("calls"),
-        order=COPY.get("order"),
+        args=copy_run_args,
     shell:
-        "{params.python} {params.launcher}"
-        " {params.python} {params.script}"
-        " --framework {wildcards.framework} --environment {wildcards.environment}"
-        " --device {wildcards.device} --input {wildcards.input} --rep {wildcards.rep}"
-        " --batches {params.batches} --image {params.image} --threads {threads}"
-        " --warmup {params.warmup} --calls {params.calls} --order {params.order}"
+        "{params.python} {params.launcher} {params.python} {params.script} {params.args}"
         " --out {output:q} > {log:q} 2>&1"
 
 
@@ -36,14 +28,13 @@ rule copy_evidence:
         runtime_conda_env
     resources:
         bench=1,
+        gpu=lambda wildcards: int("gpu" in copy_evidence_devices(wildcards)),
     params:
         python=runtime_python,
         script=SCRIPTS / "copy_evidence.py",
-        batch=max(COPY.get("batches", [1])),
-        image=COPY.get("image"),
+        args=copy_evidence_args,
     shell:
-        "{params.python} {params.script} --framework {wildcards.framework}"
-        " --batch {params.batch} --image {params.image} --out {output:q} > {log:q} 2>&1"
+        "{params.python} {params.script} {params.args} --out {output:q} > {log:q} 2>&1"
 
 
 rule copy_table:

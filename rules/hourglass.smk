@@ -13,19 +13,9 @@ rule hourglass_run:
         python=runtime_python,
         launcher=environment_launcher,
         script=SCRIPTS / "hourglass_run.py",
-        size=hourglass_size_args(),
-        warmup=HOURGLASS.get("warmup"),
-        steps=HOURGLASS.get("steps"),
-        threads=HOURGLASS.get("threads"),
-        inter_op_threads=HOURGLASS.get("inter_op_threads"),
+        args=hourglass_run_args,
     shell:
-        "{params.python} {params.launcher}"
-        " {params.python} {params.script}"
-        " --framework {wildcards.framework} --variant {wildcards.variant}"
-        " --environment {wildcards.environment} --device {wildcards.device}"
-        " --rep {wildcards.rep} {params.size} --warmup {params.warmup}"
-        " --steps {params.steps} --threads {params.threads}"
-        " --inter-op-threads {params.inter_op_threads}"
+        "{params.python} {params.launcher} {params.python} {params.script} {params.args}"
         " --trace {output.trace:q} --out {output.run:q} > {log:q} 2>&1"
 
 
@@ -43,10 +33,9 @@ rule hourglass_peak:
         python=lambda wildcards: runtime_python(wildcards, "torch"),
         launcher=lambda wildcards: environment_launcher(wildcards, "glibc"),
         script=SCRIPTS / "matmul_peak.py",
-        threads=HOURGLASS.get("threads"),
+        args=peak_args,
     shell:
-        "{params.python} {params.launcher} {params.python} {params.script}"
-        " --environment glibc --device {wildcards.device} --threads {params.threads}"
+        "{params.python} {params.launcher} {params.python} {params.script} {params.args}"
         " --out {output:q} > {log:q} 2>&1"
 
 

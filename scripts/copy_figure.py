@@ -1,5 +1,6 @@
 """The copy step figure: per-call time, GB/s and page faults against batch size, one column
-per framework, colour = environment (a Snakemake script; reads the tidy table only)."""
+per framework and device, colour = environment (a Snakemake script; reads the tidy table
+only). On the GPU a call is the round trip host -> device -> host."""
 
 import sys
 
@@ -18,28 +19,33 @@ PAGE = 4096
 table = pd.read_csv(snakemake.input.table, low_memory=False)
 summary = pd.read_csv(snakemake.input.summary)
 noisy = summary[(summary["experiment"] == "copy") & summary["noisy"]]
-noisy_keys = set(zip(noisy["framework"], noisy["environment"], noisy["input"], noisy["batch"]))
+noisy_keys = set(zip(noisy["framework"], noisy["device"], noisy["environment"], noisy["input"],
+                     noisy["batch"]))
 frameworks = list(dict.fromkeys(snakemake.config["copy"]["frameworks"]))
+panels = [(f, d) for f in frameworks for d in ("cpu", "gpu")
+          if ((table["framework"] == f) & (table["device"] == d)).any()]
 environments = sorted(table["environment"].unique(), key=list(snakemake.config["environments"]).index)
 # The same colour for the same environment in every figure.
 palette = dict(zip(snakemake.config["environments"],
                    sns.color_palette("colorblind", len(snakemake.config["environments"]))))
 markers = dict(zip(snakemake.config["environments"], "osD^vP*Xph"))
 
-summary = (table.groupby(["framework", "environment", "input", "batch", "bytes"])
+summary = (table.groupby(["framework", "device", "environment", "input", "batch", "bytes"])
            .agg(median=("seconds", "median"), q25=("seconds", lambda s: s.quantile(0.25)),
                 q75=("seconds", lambda s: s.quantile(0.75)), faults=("minor_faults", "median"),
                 limit_gbps=("limit_gbps", "first"), n=("seconds", "size"))
            .reset_index())
 bytes_per_image = table["bytes"].iloc[0] / table["batch"].iloc[0]
-limit = summary.groupby("batch")[["bytes", "limit_gbps"]].first().reset_index()
+limits = summary.groupby(["device", "batch"])[["bytes", "limit_gbps"]].first().reset_index()
 l3 = table["l3_cache"].dropna().iloc[0] if table["l3_cache"].notna().any() else None
 l3_bytes = int(l3.rstrip("K")) * 1024 if isinstance(l3, str) and l3.endswith("K") else None
 
 inputs = list(summary["input"].unique())
-fig, axes = plt.subplots(3, len(frameworks), figsize=(3.1 * len(frameworks), 9.2),
+image = "x".join(map(str, snakemake.config["copy"]["image"]))
+fig, axes = plt.subplots(3, len(panels), figsize=(3.1 * len(panels), 9.2),
                          sharex=True, sharey="row", squeeze=False)
-for column, framework in enumerate(frameworks):
+for column, (framework, device) in enumerate(panels):
+    limit = limits[limits["device"] == device]
     for row in range(3):
         ax = axes[row, column]
         ax.axvline(GLIBC_MMAP_CEILING / bytes_per_image, color="0.4", ls="--", lw=1)
@@ -54,6 +60,7 @@ for column, framework in enumerate(frameworks):
     for environment in environments:
         for input_kind in inputs:
             part = summary[(summary["framework"] == framework)
+                           & (summary["device"] == device)
                            & (summary["environment"] == environment)
                            & (summary["input"] == input_kind)]
             if part.empty:
@@ -65,13 +72,13 @@ for column, framework in enumerate(frameworks):
             time_ax.fill_between(part["batch"], part["q25"] * 1e3, part["q75"] * 1e3,
                                  color=palette[environment], alpha=0.2, lw=0)
             rate_ax.plot(part["batch"], part["bytes"] / part["median"] / 1e9, **style)
-            flagged = part[[(framework, environment, input_kind, b) in noisy_keys
+            flagged = part[[(framework, device, environment, input_kind, b) in noisy_keys
                             for b in part["batch"]]]
             time_ax.scatter(flagged["batch"], flagged["median"] * 1e3, s=45, facecolors="none",
                             edgecolors="red", lw=0.8, zorder=5)
             fault_ax.plot(part["batch"], part["faults"], **style)
-    time_ax.set_title(framework)
-    fault_ax.set_xlabel("batch (images of 3x448x448 float32)")
+    time_ax.set_title(framework if device == "cpu" else f"{framework} (GPU round trip)")
+    fault_ax.set_xlabel(f"batch (images of {image} float32)")
 for ax in axes.flat:
     ax.set_xscale("log", base=2)
     ax.grid(True, which="major", alpha=0.3)
@@ -93,13 +100,15 @@ if l3_bytes:
     extra.append(plt.Line2D([], [], color="0.6", ls=":", lw=1))
     extra_labels.append(f"L3 cache ({l3})")
 fig.legend(handles + extra, labels + extra_labels, loc="lower center",
-           ncol=min(6, len(labels) + len(extra)), frameon=False)
+           ncol=min(6, len(panels) + 1, len(labels) + len(extra)), frameon=False)
 machine = table.iloc[0]
+gpus = "; ".join(table.loc[table["device"] == "gpu", "gpu"].dropna().unique())
 label = snakemake.config.get("label")
 fig.suptitle(f"The copy step: identity function per call against batch size"
              f"{' - ' + label if label else ''}\n"
              f"{machine['cpu']}, {machine['cores']} cores, {machine['glibc']}, kernel {machine['kernel']}, "
-             f"THP {machine['thp_enabled']}; {int(summary['n'].median())} calls per point",
+             f"THP {machine['thp_enabled']}{'; ' + gpus if gpus else ''}; "
+             f"{int(summary['n'].median())} calls per point",
              fontsize=11)
 fig.tight_layout(rect=(0, 0.07, 1, 0.95))
 fig.savefig(snakemake.output.png, dpi=130)

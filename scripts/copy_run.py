@@ -25,7 +25,8 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--framework", required=True)
     parser.add_argument("--environment", required=True)
-    parser.add_argument("--device", default="cpu", choices=["cpu"])
+    parser.add_argument("--device", default="cpu", choices=["cpu", "gpu"],
+                        help="gpu: host array in, through the GPU, host array out")
     parser.add_argument("--batches", type=int, nargs="+", required=True)
     parser.add_argument("--image", type=int, nargs=3, default=[3, 448, 448])
     parser.add_argument("--input", default="random", choices=["random", "zeros"])
@@ -41,6 +42,13 @@ def parse_args(argv=None):
         parser.error("give one --out path per batch")
     if min(args.batches) < 1 or args.warmup < 0 or args.calls < 1:
         parser.error("batches and calls must be positive, warmup non-negative")
+    from knobs import frameworks
+
+    if args.framework not in frameworks.RUNTIMES:
+        parser.error(f"unknown framework {args.framework!r}; known: {', '.join(frameworks.RUNTIMES)}")
+    if args.device not in frameworks.devices(args.framework):
+        parser.error(f"{args.framework} runs on {', '.join(frameworks.devices(args.framework))}, "
+                     f"not {args.device}")
     return args
 
 
@@ -106,8 +114,8 @@ def main(argv=None):
 
     order = batch_order(args.batches, args.order, args.rep)
     shape_of = {b: (b, *args.image) for b in args.batches}
-    identity = frameworks.load(args.framework).build(make_input(np, shape_of[order[0]],
-                                                                args.input, args.rep))
+    identity = frameworks.load(args.framework).build(
+        make_input(np, shape_of[order[0]], args.input, args.rep), args.device)
     setup_seconds = time.perf_counter() - STARTED
     measured = {}
     for position, batch in enumerate(order):
@@ -117,6 +125,7 @@ def main(argv=None):
         measured[batch] = {"position": position, "check": check,
                            "samples": time_calls(identity, native, args.warmup, args.calls)}
         del native, host
+    environment.prove_started(knobs)  # knobs that act once devices have started
 
     common = {
         "experiment": "copy", "framework": args.framework, "environment": args.environment,

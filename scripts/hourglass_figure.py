@@ -78,15 +78,18 @@ for y, config in enumerate(configs.itertuples()):
         continue
     ms = 1e3 * mine["seconds"].median()
     ax.barh(y, ms, color=COLOURS[config.framework], alpha=0.8)
-    ax.text(ms, y, f" {ms:.0f} ms, {100 * mine['fraction_of_peak'].median():.0f}% of peak",
+    ax.text(ms, y, f" {ms:.0f} ms, {100 * mine['fraction_of_peak'].median():.0f}% of "
+            f"{mine['peak_precision'].iloc[0]} peak",
             va="center", fontsize=8)
 if size == SEED["size"]:
     for framework in ("tensorflow", "torch"):
         ax.axvline(1e3 * SEED[framework], color=COLOURS[framework], ls="--", lw=1.2,
                    label=f"seed's {framework} ({1e3 * SEED[framework]:.0f} ms, Titan X Pascal)")
     ax.legend(loc="lower right", fontsize=8)
-ax.set_xlabel(f"train step (ms, median)\nfp32 matmul peak {first['peak_gflops']:.0f} GFLOP/s, "
-              "measured in the same run")
+peaks = ok.groupby("peak_precision")["peak_gflops"].first()
+ax.set_xlabel("train step (ms, median)\nmatmul peak " + ", ".join(
+    f"{name} {gflops:,.0f} GFLOP/s" for name, gflops in peaks.items()) + ", measured in the same run")
+ax.set_xlim(right=ax.get_xlim()[1] * 1.5)  # room for the labels beside the bars
 ax.set_title("train step time and achieved FLOP/s")
 axes[0].set_yticks(range(len(labels)), labels, fontsize=8)
 for tick, text in zip(axes[0].get_yticklabels(), labels):
@@ -95,8 +98,9 @@ for tick, text in zip(axes[0].get_yticklabels(), labels):
 axes[0].invert_yaxis()
 label = snakemake.config.get("label")
 fig.suptitle(f"{label + ': ' if label else ''}Stacked hourglass, {size[0]} stacks, {size[1]}x{size[1]}, batch {size[2]} "
-             f"({int(first['params']):,} parameters) on {first['cpu']}, "
-             f"{int(first['threads'])} threads", fontsize=11)
+             f"({int(first['params']):,} parameters) on "
+             + (first["gpu"] if first["device"] == "gpu" else
+                f"{first['cpu']}, {int(first['threads'])} threads"), fontsize=11)
 fig.tight_layout()
 fig.savefig(snakemake.output.ladder_png, dpi=130)
 fig.savefig(snakemake.output.ladder_svg)

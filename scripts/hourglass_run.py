@@ -15,7 +15,7 @@ import time
 
 STARTED = time.perf_counter()
 
-from knobs import environment, hourglass, machine, results  # noqa: E402
+from knobs import environment, gpu, hourglass, machine, results  # noqa: E402
 
 
 def parse_args(argv=None):
@@ -23,7 +23,7 @@ def parse_args(argv=None):
     parser.add_argument("--framework", required=True, choices=["tensorflow", "torch"])
     parser.add_argument("--variant", required=True,
                         help="tensorflow: execution-input-batch_norm-data_format; "
-                             "torch: eager, channels_last or compile")
+                             "torch: eager, or knobs joined by '-' (hourglass.TORCH_KNOBS)")
     parser.add_argument("--environment", required=True)
     parser.add_argument("--device", default="cpu", choices=["cpu", "gpu"])
     for key, default in dict(stacks=2, resolution=128, batch=2, features=256, joints=16).items():
@@ -43,24 +43,6 @@ def parse_args(argv=None):
     if errors:
         parser.error("; ".join(errors))
     return args, size
-
-
-def require_gpu(framework):
-    """A GPU knob on a machine (or a build) without a GPU fails at once, saying which."""
-    if framework == "tensorflow":
-        import tensorflow as tf
-
-        found = bool(tf.config.list_physical_devices("GPU"))
-        fix = "a TensorFlow GPU build (pip install tensorflow[and-cuda]) on a GPU machine"
-    else:
-        import torch
-
-        found = torch.cuda.is_available()
-        fix = "a CUDA build of PyTorch on a GPU machine"
-    if not found:
-        raise environment.KnobNotApplied(
-            f"device gpu asked for, but {framework} sees no GPU here: run it where there is "
-            f"{fix}, or use device cpu")
 
 
 def make_runner(args, size):
@@ -124,14 +106,16 @@ def main():
         "machine": machine.describe(), "command": sys.argv,
     }
     if args.device == "gpu":
-        require_gpu(args.framework)
+        gpu.require(args.framework)
     build_start = time.perf_counter()
     try:
         runner = make_runner(args, size)
         build_seconds = time.perf_counter() - build_start  # graph build, variables, compile
         forward = measure(runner.forward_step, args.warmup, args.steps)
+    except environment.KnobNotApplied:
+        raise
     except Exception as error:  # torch.compile may not work on a machine: say why, openly
-        if args.variant != "compile":
+        if "compile" not in args.variant.split("-"):
             raise
         results.write_json(args.out, {**common, "status": "unavailable",
                                       "reason": f"{type(error).__name__}: {error}"})
@@ -140,6 +124,7 @@ def main():
     train = measure(runner.train_step, args.warmup, args.steps)
     train.pop("first_done")
     evidence = runner.evidence()
+    environment.prove_started(common["knobs"])  # knobs that act once devices have started
     os.makedirs(os.path.dirname(args.trace) or ".", exist_ok=True)
     per_op = runner.trace_train_step(args.trace)
     if not train["loss"][-1] < train["loss"][0]:

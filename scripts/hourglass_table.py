@@ -6,7 +6,8 @@ import sys
 
 import pandas as pd
 
-from knobs.hourglass import TF_KNOBS, categories, parse_tf_variant  # beside this script
+from knobs.hourglass import (TF_KNOBS, categories, parse_tf_variant, peak_precision,  # beside
+                             precision_of)  # this script
 from knobs.machine import gpu_text
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
@@ -16,8 +17,9 @@ peaks = {}
 for path in snakemake.input.peaks:
     with open(path) as handle:
         peak = json.load(handle)
-    key = (peak["machine"]["host"], peak["device"])
-    peaks[key] = max(peaks.get(key, 0), peak["peak_gflops"])
+    measured = peaks.setdefault((peak["machine"]["host"], peak["device"]), {})
+    for precision, gflops in peak.get("peaks", {"float32": peak["peak_gflops"]}).items():
+        measured[precision] = max(measured.get(precision, 0), gflops)
 
 steps, ops = [], []
 for path in snakemake.input.runs:
@@ -27,6 +29,9 @@ for path in snakemake.input.runs:
     knobs = (parse_tf_variant(run["variant"]) if run["framework"] == "tensorflow"
              else {key: None for key in TF_KNOBS})
     machine = run["machine"]
+    measured = peaks.get((machine["host"], run["device"]), {})
+    precision = precision_of(run["framework"], run["variant"])
+    compared = peak_precision(precision, run["device"], measured)
     fixed = {
         "experiment": "hourglass", "framework": run["framework"], "variant": run["variant"],
         **knobs, "environment": run["environment"], "device": run["device"],
@@ -37,7 +42,8 @@ for path in snakemake.input.runs:
         "cores": machine["cores"], "memory_gib": machine["memory_gib"], "os": machine["os"],
         "kernel": machine["kernel"], "glibc": machine["glibc"],
         "gpu": gpu_text(machine),
-        "peak_gflops": peaks.get((machine["host"], run["device"])),
+        "precision": precision, "peak_precision": compared,
+        "peak_gflops": measured.get(compared),
     }
     if run["status"] != "ok":
         steps.append({**fixed, "phase": "train", "sample": None, "seconds": None})

@@ -13,7 +13,7 @@ IMPORTS = {
     "numpy": ["numpy"],
     "torch": ["pytorch", "numpy"],
     "tensorflow": ["tensorflow", "numpy"],
-    "pytensor": ["pytensor", "numba", "numpy", "cxx-compiler"],
+    "pytensor": ["pytensor", "numba", "jax", "jaxlib", "numpy", "cxx-compiler"],
     "theano": ["theano", "numpy", "scipy", "cxx-compiler"],
     "plots": ["pandas", "seaborn", "matplotlib-base"],
 }

@@ -48,7 +48,20 @@ BAD = [
      "hourglass.tensorflow.ladder[0].batch_norm", "unfused, fused"),
     ({"hourglass.tensorflow.variations": [{"environment": "tcmaloc"}]},
      "hourglass.tensorflow", "tcmaloc"),
-    ({"hourglass.torch.variants": ["eager", "jit"]}, "hourglass.torch.variants[1]", "compile"),
+    ({"hourglass.torch.variants": ["eager", "jit"]}, "hourglass.torch.variants", "compile"),
+    ({"hourglass.torch.variants": ["amp_bf16-channels_last"]}, "hourglass.torch.variants",
+     "channels_last-amp_bf16"),
+    ({"hourglass.torch.variants": ["amp_bf16-amp_fp16"]}, "hourglass.torch.variants",
+     "choose one"),
+    ({"hourglass.torch.variants": ["cudnn_benchmark"]}, "hourglass.torch.variants",
+     "devices: [gpu]"),
+    ({"hourglass.tensorflow.variations": [{"precision": "fp8"}]},
+     "hourglass.tensorflow.variations[0].precision", "bfloat16"),
+    ({"copy.devices": ["gpu"], "copy.frameworks": ["numpy"]}, "copy.frameworks",
+     "add that to copy.devices"),
+    ({"copy.frameworks": ["torch_pinned"]}, "copy.frameworks", "gpu only"),
+    ({"copy.devices": ["cpu", "gpu"]}, "copy.limit.frameworks", "memcpy_pinned"),
+    ({"copy.devices": ["tpu"]}, "copy.devices[0]", "cpu, gpu"),
     ({"hourglass.baseline": {"framework": "torch", "variant": "channels_last",
                              "environment": "glibc"}}, "hourglass.baseline", "not among"),
 ]
@@ -68,9 +81,24 @@ def test_bad_config_fails_naming_its_key(change, key, allowed, tmp_path):
 
 
 def test_memory_check_uses_the_machine_size():
-    config = load_yaml(REPO / "config" / "config.yaml")
-    config["copy"].setdefault("limit", {"frameworks": ["copyto"], "environments": ["glibc"]})
+    from knobs.config_check import fill_defaults
+
+    config = fill_defaults(load_yaml(REPO / "config" / "config.yaml"), REPO / "config" / "schema.yaml")
     largest = max(config["copy"]["batches"]) * 3 * 448 * 448 * 4
     check_copy(config, available_bytes=3 * largest + 1)
     with pytest.raises(ConfigError, match="copy.batches"):
         check_copy(config, available_bytes=3 * largest - 1)
+
+
+@pytest.mark.parametrize("configfile", SHIPPED, ids=lambda p: p.name)
+def test_defaults_filled_without_snakemake_match_snakemakes(configfile):
+    """scripts/gpu_paper.py fills the schema's defaults itself (no Snakemake on a GPU node):
+    it must come to the config the workflow sees."""
+    from snakemake.utils import validate
+
+    from knobs.config_check import fill_defaults
+
+    config = load_yaml(configfile)
+    theirs = copy.deepcopy(config)
+    validate(theirs, str(REPO / "config" / "schema.yaml"))
+    assert fill_defaults(config, REPO / "config" / "schema.yaml") == theirs

@@ -123,3 +123,32 @@ def test_inherited_allocator_knobs_are_dropped():
     env = launch_env("glibc", {}, [], base={"LD_PRELOAD": "/x.so", "MALLOC_ARENA_MAX": "2",
                                             "PATH": "/bin"})
     assert "LD_PRELOAD" not in env and "MALLOC_ARENA_MAX" not in env and env["PATH"] == "/bin"
+
+
+def test_gpu_thread_mode_is_proven_from_the_threads_tensorflow_names():
+    """TF_GPU_THREAD_MODE=gpu_private acts once TensorFlow starts a GPU: its pool's threads,
+    named tf_gpu_private*, must be there; without them the knob did not apply."""
+    import ctypes
+    import threading
+
+    from knobs.environment import KnobNotApplied, prove_started
+
+    spec = launch_env("gpu_private", {"TF_GPU_THREAD_MODE": "gpu_private"}, [], base={})
+    with pytest.raises(KnobNotApplied, match="TF_GPU_THREAD_MODE"):
+        prove_started({"effects": {}}, environ=spec)
+    named, stop = threading.Event(), threading.Event()
+
+    def pool_thread():  # named as TensorFlow names its gpu_private pool (15 characters kept)
+        ctypes.CDLL(None).prctl(15, b"tf_gpu_private_0", 0, 0, 0)  # PR_SET_NAME
+        named.set()
+        stop.wait()
+
+    thread = threading.Thread(target=pool_thread)
+    thread.start()
+    try:
+        named.wait()
+        evidence = prove_started({"effects": {}}, environ=spec)
+        assert evidence["effects"]["threads_named_tf_gpu_private"] == 1
+    finally:
+        stop.set()
+        thread.join()

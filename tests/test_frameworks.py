@@ -7,10 +7,15 @@ import subprocess
 import pytest
 
 from conftest import PYTHON, SCRIPTS, THEANO_PYTHON
-from knobs import frameworks
+from knobs import frameworks, machine
 
 
-@pytest.mark.parametrize("framework", sorted(frameworks.RUNTIMES))
+ON_CPU = [f for f in sorted(frameworks.RUNTIMES) if "cpu" in frameworks.devices(f)]
+GRAPHS_ON_CPU = [f for f in frameworks.WITH_GRAPH if "cpu" in frameworks.devices(f)]
+NO_GPU_HERE = pytest.mark.skipif(bool(machine.gpus()), reason="checks the machine without a GPU")
+
+
+@pytest.mark.parametrize("framework", ON_CPU)
 def test_identity_returns_a_fresh_equal_copy(framework, tmp_path):
     python = THEANO_PYTHON if frameworks.RUNTIMES[framework] == "theano" else PYTHON
     outs = [tmp_path / "b1.json", tmp_path / "b3.json"]
@@ -32,7 +37,7 @@ def test_identity_returns_a_fresh_equal_copy(framework, tmp_path):
         assert run["knobs"]["name"] == "glibc" and run["machine"]["cpu"]
 
 
-@pytest.mark.parametrize("framework", frameworks.WITH_GRAPH)
+@pytest.mark.parametrize("framework", GRAPHS_ON_CPU)
 def test_graph_evidence_shows_a_copy_and_no_transfer(framework, tmp_path):
     python = THEANO_PYTHON if frameworks.RUNTIMES[framework] == "theano" else PYTHON
     out = tmp_path / "evidence.txt"
@@ -42,8 +47,10 @@ def test_graph_evidence_shows_a_copy_and_no_transfer(framework, tmp_path):
         capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     text = out.read_text()
-    assert "DeepCopy" in text
-    assert not any(op in text for op in ("GpuFromHost", "HostFromGpu", "_Send", "_Recv"))
+    assert "device: cpu" in text and "device: gpu" not in text
+    assert ("aten::clone" if framework == "torch" else "DeepCopy") in text
+    assert not any(op in text for op in ("GpuFromHost", "HostFromGpu", "_Send", "_Recv",
+                                         "Memcpy", "MEMCPY"))
 
 
 def test_copy_check_rejects_an_identity_that_returns_its_input():
@@ -56,3 +63,52 @@ def test_copy_check_rejects_an_identity_that_returns_its_input():
     x = np.ones((2, 2), dtype=np.float32)
     with pytest.raises(RuntimeError, match="did not return a copy"):
         check_copy(np, same, x, x)
+
+
+@NO_GPU_HERE
+@pytest.mark.parametrize("framework", sorted(frameworks.GPU))
+def test_gpu_copy_without_a_gpu_fails_at_once_and_writes_nothing(framework, tmp_path):
+    out = tmp_path / "b1.json"
+    done = subprocess.run(
+        [str(PYTHON), str(SCRIPTS / "with_environment.py"), "--name", "glibc", "--",
+         str(PYTHON), str(SCRIPTS / "copy_run.py"), "--framework", framework,
+         "--environment", "glibc", "--device", "gpu", "--batches", "1",
+         "--image", "3", "8", "8", "--out", str(out)], capture_output=True, text=True)
+    assert done.returncode != 0
+    library = frameworks.GPU[framework]
+    assert f"device gpu asked for, but {library} sees no GPU here" in done.stderr
+    assert not out.exists()
+
+
+def test_a_framework_refuses_a_device_it_does_not_run_on(tmp_path):
+    done = subprocess.run(
+        [str(PYTHON), str(SCRIPTS / "copy_run.py"), "--framework", "numpy", "--environment",
+         "glibc", "--device", "gpu", "--batches", "1", "--out", str(tmp_path / "x.json")],
+        capture_output=True, text=True)
+    assert done.returncode == 2 and "numpy runs on cpu, not gpu" in done.stderr
+
+
+@pytest.mark.parametrize("pinned, non_blocking, copies, in_flight, problem", [
+    (False, False, ["Memcpy HtoD (Pageable -> Device)", "Memcpy DtoH (Device -> Pageable)"],
+     None, None),
+    (True, False, ["Memcpy HtoD (Pinned -> Device)", "Memcpy DtoH (Device -> Pinned)"],
+     None, None),
+    (True, False, ["Memcpy HtoD (Pageable -> Device)", "Memcpy DtoH (Device -> Pinned)"],
+     None, "asked for pinned host memory"),
+    (False, False, ["Memcpy HtoD (Pageable -> Device)"], None, "device-to-host"),
+    (True, True, ["Memcpy HtoD (Pinned -> Device)", "Memcpy DtoH (Device -> Pinned)"],
+     False, "non_blocking copies had finished"),
+    (True, True, ["Memcpy HtoD (Pinned -> Device)", "Memcpy DtoH (Device -> Pinned)"],
+     True, None),
+])
+def test_transfer_knobs_are_proven_from_the_copies_cuda_saw(pinned, non_blocking, copies,
+                                                             in_flight, problem):
+    """The proof of pinned / non_blocking, fed what the CUDA profiler names its copies."""
+    from knobs.environment import KnobNotApplied
+    from knobs.frameworks import _torch_transfer
+
+    if problem is None:
+        _torch_transfer.prove(pinned, non_blocking, copies, in_flight)
+    else:
+        with pytest.raises(KnobNotApplied, match=problem):
+            _torch_transfer.prove(pinned, non_blocking, copies, in_flight)

@@ -71,7 +71,9 @@ SMALL = dict(stacks=1, resolution=64, batch=2, features=32, joints=4)
 
 
 @pytest.mark.parametrize("variant", ["session-feed_dict-unfused-NHWC",
-                                     "function-resident-fused-NHWC"])
+                                     "function-resident-fused-NHWC",
+                                     "function-resident-unfused-NHWC-float16",
+                                     "session-feed_dict-fused-NHWC-bfloat16"])
 def test_tensorflow_train_step_lowers_the_loss_and_proves_its_knobs(variant, tf):
     from knobs.hourglass import tf_runner
 
@@ -84,6 +86,10 @@ def test_tensorflow_train_step_lowers_the_loss_and_proves_its_knobs(variant, tf)
     evidence = runner.evidence()
     assert (evidence["fused_batch_norm_ops"] > 0) == ("fused" in variant.split("-"))
     assert evidence["conv_data_formats"] == ["NHWC"]
+    precision = hourglass.parse_tf_variant(variant)["precision"]
+    assert evidence["conv_dtypes"] == [precision]  # mixed precision: narrow convolutions
+    assert all(v.dtype == tf.float32 for v in runner.model.variables)  # float32 variables
+    assert (evidence["loss_scale"] is not None) == (precision == "float16")
 
 
 def test_torch_train_step_lowers_the_loss_and_channels_last_is_proven(torch):
@@ -99,8 +105,57 @@ def test_torch_train_step_lowers_the_loss_and_channels_last_is_proven(torch):
         runner.evidence()
 
 
+@pytest.mark.parametrize("variant,dtype", [("amp_bf16", "bfloat16"),
+                                           ("channels_last-amp_bf16", "bfloat16")])
+def test_torch_autocast_is_proven_from_the_output_type(variant, dtype, torch):
+    from knobs.environment import KnobNotApplied
+    from knobs.hourglass import torch_runner
+
+    runner = torch_runner.Runner(SMALL, variant, 1, 1)
+    losses = [runner.train_step() for _ in range(4)]
+    assert losses[-1] < losses[0]
+    evidence = runner.evidence()
+    assert evidence["output_dtype"] == dtype and evidence["knobs"] == variant.split("-")
+    runner.amp = None  # autocast undone behind the runner's back
+    runner.knobs = tuple(variant.split("-"))
+    with pytest.raises(KnobNotApplied, match="outputs"):
+        runner.evidence()
+
+
+@pytest.mark.parametrize("variant", ["cudnn_benchmark", "channels_last-amp_fp16"])
+def test_gpu_only_torch_knobs_refuse_the_cpu(variant, torch):
+    from knobs.environment import KnobNotApplied
+    from knobs.hourglass import torch_runner
+
+    with pytest.raises(KnobNotApplied, match="acts on a GPU only"):
+        torch_runner.Runner(SMALL, variant, 1, 1)
+
+
+def test_variant_names_round_trip_and_float32_stays_unnamed():
+    knobs = hourglass.parse_tf_variant("function-resident-fused-NCHW")
+    assert knobs["precision"] == "float32"
+    assert hourglass.tf_variant(knobs) == "function-resident-fused-NCHW"
+    mixed = {**knobs, "precision": "bfloat16"}
+    assert hourglass.tf_variant(mixed) == "function-resident-fused-NCHW-bfloat16"
+    assert hourglass.parse_tf_variant(hourglass.tf_variant(mixed)) == mixed
+    assert hourglass.parse_torch_variant("eager") == ()
+    assert hourglass.precision_of("torch", "channels_last-amp_fp16") == "float16"
+    assert hourglass.precision_of("tensorflow", "xla-resident-fused-NCHW-bfloat16") == "bfloat16"
+
+
+@pytest.mark.parametrize("precision,device,measured,compared", [
+    ("float32", "cpu", {"float32": 1}, "float32"),
+    ("float32", "gpu", {"float32": 1, "tf32": 2, "bfloat16": 3}, "tf32"),
+    ("bfloat16", "gpu", {"float32": 1, "tf32": 2, "bfloat16": 3}, "bfloat16"),
+    ("bfloat16", "cpu", {"float32": 1}, "float32"),  # not measured there
+])
+def test_each_run_is_compared_with_the_peak_of_its_precision(precision, device, measured,
+                                                             compared):
+    assert hourglass.peak_precision(precision, device, measured) == compared
+
+
 GOOD = {"fused_batch_norm_ops": 8, "conv_data_formats": ["NHWC"], "iterator_ops": 0,
-        "feeds_per_call": 2}
+        "feeds_per_call": 2, "conv_dtypes": ["float32"]}
 
 
 @pytest.mark.parametrize("change,message", [
@@ -108,6 +163,7 @@ GOOD = {"fused_batch_norm_ops": 8, "conv_data_formats": ["NHWC"], "iterator_ops"
     ({"conv_data_formats": ["NCHW"]}, "data_format=NHWC"),
     ({"feeds_per_call": 0}, "feeds 0"),
     ({"iterator_ops": 1}, "iterator ops"),
+    ({"conv_dtypes": ["bfloat16"]}, "precision=float32"),
 ])
 def test_tensorflow_knob_checks_catch_a_knob_that_did_not_apply(change, message):
     from knobs.environment import KnobNotApplied

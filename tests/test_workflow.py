@@ -6,7 +6,7 @@ import shutil
 import pandas as pd
 import pytest
 
-from conftest import REPO, SNAKEMAKE, TINY, load_yaml, snakemake
+from conftest import REPO, SNAKEMAKE, TINY, dry_run, load_yaml, snakemake, write_config
 
 
 @pytest.fixture(scope="module")
@@ -150,3 +150,22 @@ def test_paper_figures_rebuild_from_shipped_results_without_any_benchmark(tmp_pa
     for figure in ["copy_step", "hourglass_ladder", "hourglass_ops"]:
         assert (tmp_path / f"results/paper/figures/{figure}.png").stat().st_size > 20_000
     assert elapsed < 60, elapsed
+
+
+@pytest.mark.skipif(bool(__import__("knobs.machine").machine.gpus()),
+                    reason="checks the machine without a GPU")
+def test_gpu_jobs_on_a_machine_without_a_gpu_fail_before_any_job(tmp_path):
+    """The plan dry-runs anywhere; a real run stops before its first job, naming the fix."""
+    config = load_yaml(TINY)
+    del config["hourglass"]
+    config["copy"].update(frameworks=["numpy", "torch"], devices=["cpu", "gpu"],
+                          limit={"frameworks": ["copyto", "memcpy_pinned"],
+                                 "environments": ["glibc"]})
+    configfile = write_config(tmp_path, config)
+    dry_run(configfile, tmp_path)
+    done = snakemake(tmp_path, "--cores", "1", configfile=configfile, check=False)
+    assert done.returncode != 0
+    message = done.stdout + done.stderr
+    assert "need a GPU" in message and "nvidia-smi found no GPU" in message
+    assert "scripts/gpu_paper.sh" in message
+    assert not (tmp_path / "results").exists()

@@ -69,6 +69,18 @@ def check_copy(config, available_bytes=None):
     for name, spec in environments.items():
         _known("framework", spec.get("frameworks", []), frameworks.RUNTIMES,
                f"environments.{name}.frameworks")
+    for name in copy["frameworks"]:
+        if not set(frameworks.devices(name)) & set(copy["devices"]):
+            raise ConfigError(f"config error: copy.frameworks: {name} runs on "
+                              f"{', '.join(frameworks.devices(name))} only; add that to "
+                              f"copy.devices (now {copy['devices']}) or remove {name}")
+    for device in copy["devices"]:
+        for key in ("frameworks", "limit.frameworks"):
+            names = copy[key] if key == "frameworks" else copy["limit"]["frameworks"]
+            if not any(device in frameworks.devices(name) for name in names):
+                able = sorted(n for n in frameworks.RUNTIMES if device in frameworks.devices(n))
+                raise ConfigError(f"config error: copy.{key}: none of {names} runs on device "
+                                  f"{device}; add one that does: {', '.join(able)}")
     channels, height, width = copy["image"]
     largest = max(copy["batches"]) * channels * height * width * 4
     available = machine.available_memory_bytes() if available_bytes is None else available_bytes
@@ -81,13 +93,24 @@ def check_copy(config, available_bytes=None):
 
 
 def check_hourglass(config):
-    from knobs.hourglass import check_size, plan
+    from knobs.hourglass import TORCH_GPU_ONLY, check_size, parse_torch_variant, plan
 
     hourglass = config["hourglass"]
     size = {k: hourglass[k] for k in ("stacks", "resolution", "batch", "features", "joints")}
     errors = check_size(**size)
     if errors:
         raise ConfigError("config error: hourglass: " + "; ".join(errors))
+    for variant in hourglass.get("torch", {}).get("variants", []):
+        try:
+            knobs = parse_torch_variant(variant)
+        except ValueError as error:
+            raise ConfigError(f"config error: hourglass.torch.variants: {error}")
+        gpu_only = [k for k in knobs if k in TORCH_GPU_ONLY]
+        if gpu_only and "cpu" in hourglass["devices"]:
+            raise ConfigError(
+                f"config error: hourglass.torch.variants: {variant!r} turns on "
+                f"{', '.join(gpu_only)}, which acts on a GPU only, but hourglass.devices "
+                f"includes cpu. Use devices: [gpu], or drop it.")
     entries = plan.full_plan(hourglass)
     for entry in entries:
         _known("environment (define it under `environments`)", [entry["environment"]],
@@ -101,3 +124,35 @@ def check_hourglass(config):
     if not any(all(entry[k] == baseline[k] for k in baseline) for entry in entries):
         raise ConfigError(f"config error: hourglass.baseline: {baseline} is not among the "
                           "configurations the config runs")
+
+
+def fill_defaults(config, schema_path):
+    """The config with the schema's defaults filled in, as Snakemake's `validate` does, for
+    scripts that run without Snakemake (scripts/gpu_paper.py)."""
+    import copy
+
+    with open(schema_path) as handle:
+        schema = yaml.safe_load(handle)
+    definitions = schema.get("$defs", {})
+
+    def resolve(node):
+        while "$ref" in node and len(node) == 1:
+            node = definitions[node["$ref"].rsplit("/", 1)[-1]]
+        return node
+
+    def fill(value, node):
+        node = resolve(node)
+        if isinstance(value, dict):
+            for key, child in node.get("properties", {}).items():
+                child = resolve(child) if "default" not in child else child
+                if key not in value and "default" in child:
+                    value[key] = copy.deepcopy(child["default"])
+                if key in value:
+                    fill(value[key], child)
+            extra = node.get("additionalProperties")
+            if isinstance(extra, dict):
+                for key in set(value) - set(node.get("properties", {})):
+                    fill(value[key], extra)
+        return value
+
+    return fill(copy.deepcopy(config), schema)

@@ -147,6 +147,55 @@ EFFECT_CHECKS = {
 }
 
 
+def thread_names():
+    """How many of this process's threads carry each name (/proc/self/task/*/comm)."""
+    import collections
+    import glob
+
+    names = collections.Counter()
+    for path in glob.glob("/proc/self/task/*/comm"):
+        try:
+            with open(path) as comm:
+                names[comm.read().strip()] += 1
+        except OSError:  # the thread ended meanwhile
+            pass
+    return names
+
+
+def _check_tf_gpu_threads(value):
+    """TF_GPU_THREAD_MODE=gpu_private (or gpu_shared) gives the GPU its own thread pool, whose
+    threads TensorFlow names tf_<pool> (the kernel keeps 15 characters)."""
+    prefix = f"tf_{value}"[:15]
+    count = sum(n for name, n in thread_names().items() if name.startswith(prefix))
+    return value == "global" or count > 0, {f"threads_named_{prefix}": count}
+
+
+# Knobs that act only once the framework has started its devices: checked after the first
+# steps, by `prove_started`.
+STARTED_CHECKS = {"TF_GPU_THREAD_MODE": _check_tf_gpu_threads}
+
+
+def _apply_checks(checks, spec, evidence, skip=()):
+    name = spec["name"]
+    for key, check in checks.items():
+        if key not in spec["env"] or key in skip:
+            continue
+        applied, seen = check(spec["env"][key])
+        evidence["effects"].update(seen)
+        if not applied:
+            raise KnobNotApplied(
+                f"environment '{name}': {key}={spec['env'][key]!r} is set but has no effect "
+                f"in the measured process ({seen})")
+
+
+def prove_started(evidence, environ=None):
+    """The checks of knobs that act once the framework runs (see STARTED_CHECKS), added to
+    the evidence `prove` returned."""
+    environ = os.environ if environ is None else environ
+    _apply_checks(STARTED_CHECKS, json.loads(environ[SPEC_VARIABLE]), evidence)
+    return evidence
+
+
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                     "NUMBA_NUM_THREADS", "TF_NUM_INTRAOP_THREADS")
 
@@ -196,15 +245,8 @@ def prove(expected=None, environ=None, maps=None):
         raise KnobNotApplied(
             f"environment '{name}' preloads nothing but LD_PRELOAD={environ['LD_PRELOAD']!r}")
     allocator_replaced = bool(spec["preload"])
-    for key, check in EFFECT_CHECKS.items():
-        if key not in spec["env"] or (allocator_replaced and key.startswith("MALLOC_")):
-            continue
-        applied, seen = check(spec["env"][key])
-        evidence["effects"].update(seen)
-        if not applied:
-            raise KnobNotApplied(
-                f"environment '{name}': {key}={spec['env'][key]!r} is set but has no effect "
-                f"in the measured process ({seen})")
+    _apply_checks(EFFECT_CHECKS, spec, evidence,
+                  skip=[k for k in EFFECT_CHECKS if allocator_replaced and k.startswith("MALLOC_")])
     # Recorded for every run, so the figure's faults can be read against them.
     evidence["effects"]["numpy_madvise_hugepage"] = _numpy_madvise_hugepage()
     if not allocator_replaced:

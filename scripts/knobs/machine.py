@@ -44,7 +44,7 @@ def _selected(path):
     return text[text.find("[") + 1:text.find("]")] if "[" in text else text or None
 
 
-def _gpus():
+def gpus():
     """Name and driver of each NVIDIA GPU, where nvidia-smi answers."""
     import shutil
     import subprocess
@@ -81,7 +81,7 @@ def describe():
         "thp_defrag": _selected("/sys/kernel/mm/transparent_hugepage/defrag"),
         "page_size": os.sysconf("SC_PAGE_SIZE"),
         "python": platform.python_version(),
-        "gpus": _gpus(),
+        "gpus": gpus(),
     }
 
 

@@ -5,7 +5,7 @@ import numpy as np
 from knobs.frameworks import Identity
 
 
-def build(example):
+def build(example, device="cpu"):
     targets = {}
 
     def prepare(x):  # untimed: one target per shape, every page written once

@@ -4,9 +4,9 @@ Numba's runtime allocates the output without asking for huge pages."""
 from knobs.frameworks import _pytensor
 
 
-def build(example):
+def build(example, device="cpu"):
     return _pytensor.build(linker=None)
 
 
-def describe(example):
+def describe(example, device="cpu"):
     return _pytensor.describe(None, example)

@@ -3,9 +3,9 @@
 from knobs.frameworks import _pytensor
 
 
-def build(example):
+def build(example, device="cpu"):
     return _pytensor.build(linker="cvm")
 
 
-def describe(example):
+def describe(example, device="cpu"):
     return _pytensor.describe("cvm", example)

@@ -30,7 +30,7 @@ def _debugprint(function):
     return text.getvalue()
 
 
-def build(example):
+def build(example, device="cpu"):
     function = _compile()
     return Identity(call=function, prepare=lambda x: x, to_numpy=lambda y: y,
                     version=theano.__version__,
@@ -39,7 +39,7 @@ def build(example):
                               "flags": os.environ["THEANO_FLAGS"]})
 
 
-def describe(example, calls=20):
+def describe(example, device="cpu", calls=20):
     """debugprint and the profiler's summary over `calls` calls."""
     function = _compile(profile=True)
     for _ in range(calls):

@@ -68,25 +68,71 @@ def train_flops(stacks, resolution, batch, features, joints):
 
 
 # TensorFlow's framework-level knobs, in the order they appear in a variant's name
-# (e.g. `session-feed_dict-unfused-NHWC`); each value allowed for each.
+# (e.g. `session-feed_dict-unfused-NHWC`); each value allowed for each, the first of
+# `precision` (float32) left out of the name. bfloat16 / float16: mixed precision, float32
+# variables and loss, convolutions and batch norm in the narrow type.
 TF_KNOBS = {
     "execution": ("session", "function", "xla"),
     "input": ("feed_dict", "dataset", "prefetch", "resident"),
     "batch_norm": ("unfused", "fused"),
     "data_format": ("NHWC", "NCHW"),
+    "precision": ("float32", "bfloat16", "float16"),
 }
+TF_DEFAULTS = {"precision": "float32"}
 
 
 def tf_variant(knobs):
-    return "-".join(knobs[key] for key in TF_KNOBS)
+    knobs = {**TF_DEFAULTS, **knobs}
+    return "-".join(knobs[key] for key in TF_KNOBS
+                    if key not in TF_DEFAULTS or knobs[key] != TF_DEFAULTS[key])
 
 
 def parse_tf_variant(name):
     values = name.split("-")
-    if len(values) != len(TF_KNOBS):
-        raise ValueError(f"TensorFlow variant {name!r} should name {', '.join(TF_KNOBS)}")
-    knobs = dict(zip(TF_KNOBS, values))
+    if len(values) not in (len(TF_KNOBS) - len(TF_DEFAULTS), len(TF_KNOBS)):
+        raise ValueError(f"TensorFlow variant {name!r} should name {', '.join(TF_KNOBS)} "
+                         f"({', '.join(TF_DEFAULTS)} may be left out)")
+    knobs = {**TF_DEFAULTS, **dict(zip(TF_KNOBS, values))}
     for key, value in knobs.items():
         if value not in TF_KNOBS[key]:
             raise ValueError(f"{key}={value!r}: allowed {', '.join(TF_KNOBS[key])}")
     return knobs
+
+
+# PyTorch's knobs: a variant names the ones it turns on, joined by "-" in this order
+# (e.g. `channels_last-amp_bf16`); `eager` turns on none. Some act only on a GPU.
+TORCH_KNOBS = ("channels_last", "cudnn_benchmark", "amp_bf16", "amp_fp16", "compile")
+TORCH_GPU_ONLY = ("cudnn_benchmark", "amp_fp16")
+
+
+def parse_torch_variant(name):
+    """The knobs a torch variant turns on; a ValueError names what is wrong."""
+    if name == "eager":
+        return ()
+    knobs = tuple(name.split("-"))
+    unknown = [k for k in knobs if k not in TORCH_KNOBS]
+    if unknown:
+        raise ValueError(f"torch variant {name!r}: unknown {', '.join(unknown)}; "
+                         f"use eager or {', '.join(TORCH_KNOBS)} joined by '-'")
+    if "amp_bf16" in knobs and "amp_fp16" in knobs:
+        raise ValueError(f"torch variant {name!r}: choose one of amp_bf16, amp_fp16")
+    canonical = tuple(k for k in TORCH_KNOBS if k in knobs)
+    if knobs != canonical:
+        raise ValueError(f"torch variant {name!r}: write it as {'-'.join(canonical)}")
+    return knobs
+
+
+def precision_of(framework, variant):
+    """The type the variant's convolutions run in: float32, bfloat16 or float16."""
+    if framework == "tensorflow":
+        return parse_tf_variant(variant)["precision"]
+    knobs = parse_torch_variant(variant)
+    return "bfloat16" if "amp_bf16" in knobs else "float16" if "amp_fp16" in knobs else "float32"
+
+
+def peak_precision(precision, device, measured):
+    """Which measured matmul peak a run is compared with: its own precision's, and on a GPU
+    TF32's for float32 (cuDNN convolutions in PyTorch and TensorFlow use TF32 by default);
+    float32's where that precision was not measured."""
+    wanted = "tf32" if precision == "float32" and device == "gpu" else precision
+    return wanted if wanted in measured else "float32"

@@ -8,7 +8,7 @@ environment. Plain Python: Snakemake, the table script and the tests read it.
 
 import itertools
 
-from knobs.hourglass import TF_KNOBS, tf_variant
+from knobs.hourglass import TF_DEFAULTS, TF_KNOBS, tf_variant
 
 KNOBS = (*TF_KNOBS, "environment")
 
@@ -19,10 +19,11 @@ def _describe(change):
 
 def tensorflow_plan(tf):
     """[(label, variant, environment)] in figure order, without repeats."""
-    seed = dict(tf["seed"])
-    entries = [("seed: " + ", ".join(seed[k] for k in KNOBS), seed)]
+    seed = {**TF_DEFAULTS, **tf["seed"]}
+    named = [k for k in KNOBS if k not in TF_DEFAULTS or seed[k] != TF_DEFAULTS[k]]
+    entries = [("seed: " + ", ".join(seed[k] for k in named), seed)]
     if tf.get("grid"):
-        values = tf["values"]
+        values = {**{k: [v] for k, v in TF_DEFAULTS.items()}, **tf["values"]}
         for combo in itertools.product(*(values[k] for k in KNOBS)):
             knobs = dict(zip(KNOBS, combo))
             entries.append((_describe(knobs), knobs))
@@ -54,7 +55,10 @@ def torch_plan(torch):
 
 def full_plan(hourglass):
     """[{framework, label, variant, environment, rung}] in figure order."""
-    rows = [("tensorflow", *entry) for entry in tensorflow_plan(hourglass["tensorflow"])]
-    rows += [("torch", *entry) for entry in torch_plan(hourglass["torch"])]
+    rows = []
+    if "tensorflow" in hourglass:
+        rows += [("tensorflow", *entry) for entry in tensorflow_plan(hourglass["tensorflow"])]
+    if "torch" in hourglass:
+        rows += [("torch", *entry) for entry in torch_plan(hourglass["torch"])]
     return [dict(framework=f, label=label, variant=v, environment=e, rung=i)
             for i, (f, label, v, e) in enumerate(rows)]

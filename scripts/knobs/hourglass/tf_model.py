@@ -2,7 +2,8 @@
 
 Raw ops (tf.nn, tf.Variable) run unchanged in a tf.compat.v1 graph and Session (the seed's
 setup) and in tf.function, and let batch norm be fused (`FusedBatchNormV3`) or unfused
-(moments and elementwise ops), in NHWC or NCHW.
+(moments and elementwise ops), in NHWC or NCHW, in float32 or mixed precision (variables and
+loss in float32, everything between in bfloat16 or float16).
 """
 
 import numpy as np
@@ -18,11 +19,12 @@ class StackedHourglass:
     reused, in the same order, on every later call."""
 
     def __init__(self, stacks, features=256, joints=16, fused=False, data_format="NHWC",
-                 seed=0, upsample="resize"):
+                 seed=0, upsample="resize", compute_dtype="float32"):
         self.stacks, self.features, self.joints = stacks, features, joints
         self.upsample_op = upsample  # "resize" (the seed's op) or "broadcast" (XLA on CPU)
         self.fused, self.data_format = fused, data_format
         self.channel_axis = 3 if data_format == "NHWC" else 1
+        self.compute_dtype = tf.as_dtype(compute_dtype)
         self.rng = np.random.default_rng(seed)
         self.variables, self._next = [], None
 
@@ -38,16 +40,20 @@ class StackedHourglass:
     def __call__(self, x):
         self._next = 0 if self.variables else None
         try:
-            return self._forward(x)
+            return tf.cast(self._forward(self._narrow(x)), tf.float32)
         finally:
             self._next = 0
+
+    def _narrow(self, tensor):
+        """The compute type (a cast only under mixed precision; gradients flow through it)."""
+        return tensor if self.compute_dtype == tf.float32 else tf.cast(tensor, self.compute_dtype)
 
     # -- layers ------------------------------------------------------------------------------
     def conv(self, x, cin, cout, k, stride=1):
         fan_in = cin * k * k
-        w = self._variable(lambda: (self.rng.standard_normal((k, k, cin, cout))
-                                    * np.sqrt(2 / fan_in)).astype(np.float32))
-        b = self._variable(lambda: np.zeros(cout, np.float32))
+        w = self._narrow(self._variable(lambda: (self.rng.standard_normal((k, k, cin, cout))
+                                                 * np.sqrt(2 / fan_in)).astype(np.float32)))
+        b = self._narrow(self._variable(lambda: np.zeros(cout, np.float32)))
         padding = "SAME"  # symmetric for odd kernels at stride 1, as Torch pads
         if stride > 1:  # SAME would pad asymmetrically: pad as Torch does, explicitly
             pad = [[0, 0], [k // 2, k // 2], [k // 2, k // 2]]
@@ -60,15 +66,17 @@ class StackedHourglass:
     def batch_norm(self, x, channels):
         gamma = self._variable(lambda: np.ones(channels, np.float32))
         beta = self._variable(lambda: np.zeros(channels, np.float32))
-        if self.fused:
+        if self.fused:  # scale and offset stay float32, as the fused kernel takes them
             y, _, _ = tf.compat.v1.nn.fused_batch_norm(
                 x, gamma, beta, epsilon=EPSILON, data_format=self.data_format, is_training=True)
             return y
+        # Unfused, the statistics overflow in float16: computed in float32, as Keras does.
         axes = [0, 1, 2] if self.data_format == "NHWC" else [0, 2, 3]
-        mean, variance = tf.nn.moments(x, axes, keepdims=True)
+        wide = tf.cast(x, tf.float32) if x.dtype != tf.float32 else x
+        mean, variance = tf.nn.moments(wide, axes, keepdims=True)
         shape = [1, 1, 1, channels] if self.data_format == "NHWC" else [1, channels, 1, 1]
-        return tf.nn.batch_normalization(x, mean, variance, tf.reshape(beta, shape),
-                                         tf.reshape(gamma, shape), EPSILON)
+        return self._narrow(tf.nn.batch_normalization(
+            wide, mean, variance, tf.reshape(beta, shape), tf.reshape(gamma, shape), EPSILON))
 
     def residual(self, x, cin, cout):
         mid = cout // 2

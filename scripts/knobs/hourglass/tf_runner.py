@@ -5,7 +5,8 @@ Knobs: execution (`session`: tf.compat.v1 graph and Session, as in the seed; `fu
 tf.function; `xla`: tf.function(jit_compile=True)), input (`feed_dict`: host arrays handed to
 every call; `dataset`: tf.data from host arrays; `prefetch`: tf.data with prefetch, to the
 device where there is one; `resident`: the batch already on the device), batch_norm
-(`unfused` / `fused`), data_format (`NHWC` / `NCHW`).
+(`unfused` / `fused`), data_format (`NHWC` / `NCHW`), precision (`float32`; `bfloat16` /
+`float16`: mixed precision, float16 with a static loss scale).
 """
 
 import glob
@@ -22,6 +23,18 @@ from knobs.hourglass import tf_model
 FUSED_OPS = ("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3",
              "FusedBatchNormGrad", "FusedBatchNormGradV2", "FusedBatchNormGradV3")
 ITERATOR_OPS = ("IteratorGetNext",)
+# float16 gradients underflow unscaled; a static scale keeps the step's ops fixed (Keras'
+# dynamic scale adds a finiteness check and a conditional update per step).
+LOSS_SCALE = {"float16": 1024.0}
+
+
+def scaled(loss, precision):
+    """What to differentiate: the loss, times the loss scale where the precision needs one."""
+    return loss * LOSS_SCALE[precision] if precision in LOSS_SCALE else loss
+
+
+def unscaled(gradients, precision):
+    return [g / LOSS_SCALE[precision] for g in gradients] if precision in LOSS_SCALE else gradients
 
 
 def _dataset(x, y, knobs, device):
@@ -45,7 +58,8 @@ class Runner:
         self.model = tf_model.StackedHourglass(
             size["stacks"], size["features"], j, fused=knobs["batch_norm"] == "fused",
             data_format=knobs["data_format"], seed=seed,
-            upsample="broadcast" if knobs["execution"] == "xla" else "resize")
+            upsample="broadcast" if knobs["execution"] == "xla" else "resize",
+            compute_dtype=knobs["precision"])
         self.threads = {"intra_op": threads, "inter_op": inter_op_threads}
         if knobs["execution"] == "session":
             self._build_session()
@@ -78,7 +92,9 @@ class Runner:
                 x = tf.Variable(self.x, trainable=False)
                 y = tf.Variable(self.y, trainable=False)
             self.loss = tf_model.loss_fn(self.model(x), y)
-            gradients = v1.gradients(self.loss, self.model.variables)
+            precision = self.knobs["precision"]
+            gradients = unscaled(v1.gradients(scaled(self.loss, precision), self.model.variables),
+                                 precision)
             self.train_op = tf.group(tf_model.RMSProp(self.model.variables).apply(gradients))
             init = v1.global_variables_initializer()
         config = v1.ConfigProto(intra_op_parallelism_threads=self.threads["intra_op"],
@@ -90,6 +106,7 @@ class Runner:
     # -- tf.function (and XLA) ---------------------------------------------------------------
     def _build_function(self):
         model, jit = self.model, self.knobs["execution"] == "xla"
+        precision = self.knobs["precision"]
         model(tf.constant(self.x))  # make the variables, eagerly, once
         optimizer = tf_model.RMSProp(model.variables)
 
@@ -101,7 +118,8 @@ class Runner:
         def train(x, y):
             with tf.GradientTape() as tape:
                 loss = tf_model.loss_fn(model(x), y)
-            optimizer.apply(tape.gradient(loss, model.variables))
+                target = scaled(loss, precision)
+            optimizer.apply(unscaled(tape.gradient(target, model.variables), precision))
             return loss
 
         self.forward_fn, self.train_fn = forward, train
@@ -139,9 +157,12 @@ class Runner:
         fused = sum(t in FUSED_OPS for t in types)
         conv_formats = sorted({op.get_attr("data_format").decode() for op in ops
                                if op.type.startswith("Conv2D")})
+        conv_dtypes = sorted({op.get_attr("T").name for op in ops if op.type.startswith("Conv2D")})
         evidence = {
             "fused_batch_norm_ops": fused,
             "conv_data_formats": conv_formats,
+            "conv_dtypes": conv_dtypes,
+            "loss_scale": LOSS_SCALE.get(self.knobs["precision"]),
             "iterator_ops": sum(t in ITERATOR_OPS for t in types),
             "feeds_per_call": len(getattr(self, "feed", {})),
             "threads": self.threads,
@@ -184,6 +205,9 @@ def check(knobs, evidence):
     if evidence["conv_data_formats"] != [knobs["data_format"]]:
         problems.append(f"data_format={knobs['data_format']} but convolutions run in "
                         f"{evidence['conv_data_formats']}")
+    if evidence["conv_dtypes"] != [knobs["precision"]]:
+        problems.append(f"precision={knobs['precision']} but convolutions run in "
+                        f"{evidence['conv_dtypes']}")
     expect_iterator = knobs["input"] in ("dataset", "prefetch")
     if knobs["execution"] == "session":
         if (evidence["iterator_ops"] > 0) != expect_iterator:

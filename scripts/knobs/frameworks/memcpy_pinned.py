@@ -1,0 +1,30 @@
+"""The GPU copy limit: pinned host buffer -> a kept device buffer -> a kept pinned host buffer,
+two cudaMemcpy-class copies with nothing allocated per call (the GPU side of copyto)."""
+
+import torch
+
+from knobs import gpu
+from knobs.frameworks import Identity
+
+
+def build(example, device="gpu"):
+    gpu.require("torch")
+    kept = {}
+
+    def prepare(x):  # untimed: pinned input, device and pinned output buffers for this shape
+        host = torch.from_numpy(x).pin_memory()
+        kept[x.shape] = (torch.empty_like(host, device="cuda"),
+                         torch.empty_like(host).pin_memory())
+        return host
+
+    def call(host):
+        on_device, back = kept[tuple(host.shape)]
+        on_device.copy_(host)  # blocking: each copy_ returns once its copy is done
+        back.copy_(on_device)
+
+    return Identity(call=call, prepare=prepare,
+                    to_numpy=lambda host: kept[tuple(host.shape)][1].numpy(),
+                    version=torch.__version__,
+                    evidence={"op": "copy_ pinned host -> kept device buffer -> kept pinned host",
+                              "gpu": torch.cuda.get_device_name(), "cuda": torch.version.cuda},
+                    fresh_output=False)

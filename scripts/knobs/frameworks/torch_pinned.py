@@ -1,0 +1,11 @@
+"""PyTorch's GPU round trip from and to pinned (page-locked) host memory."""
+
+from knobs.frameworks import _torch_transfer
+
+
+def build(example, device="gpu"):
+    return _torch_transfer.build(example, pinned=True, non_blocking=False)
+
+
+def describe(example, device="gpu"):
+    return _torch_transfer.describe(example, pinned=True, non_blocking=False)
