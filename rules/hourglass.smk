@@ -57,5 +57,6 @@ rule hourglass_table:
         "../envs/plots.yaml"
     params:
         plan=HOURGLASS_PLAN,
+        devices=HOURGLASS.get("devices"),
     script:
         "../scripts/hourglass_table.py"

@@ -25,7 +25,7 @@ threshold = snakemake.config["statistics"]["cv_threshold"]
 ops = pd.read_csv(snakemake.input.ops)
 baseline = snakemake.config["hourglass"]["baseline"]
 ok = steps[steps["status"] == "ok"]
-configs = (steps.groupby(["rung", "label", "framework", "variant", "environment"])
+configs = (steps.groupby(["rung", "label", "framework", "variant", "environment", "device"])
            .size().reset_index().sort_values("rung"))
 is_base = ((ok["framework"] == baseline["framework"]) & (ok["variant"] == baseline["variant"])
            & (ok["environment"] == baseline["environment"]))
@@ -36,7 +36,7 @@ fig, axes = plt.subplots(1, 3, figsize=(17, 0.45 * len(configs) + 2.6), sharey=T
 def flagged(config):
     """The label, with the CV of any phase over the threshold: noisy rows are visible."""
     rows = summary[(summary["framework"] == config.framework)
-                   & (summary["variant"] == config.variant)
+                   & (summary["variant"] == config.variant) & (summary["device"] == config.device)
                    & (summary["environment"] == config.environment) & summary["noisy"]]
     if rows.empty:
         return config.label
@@ -47,9 +47,12 @@ def flagged(config):
 labels = [flagged(config) for config in configs.itertuples()]
 for column, phase in enumerate(["forward", "train"]):
     ax = axes[column]
-    base = ok[is_base & (ok["phase"] == phase)]["seconds"]
+    base_of = {d: ok[is_base & (ok["phase"] == phase) & (ok["device"] == d)]["seconds"]
+               for d in ok["device"].unique()}  # each device against its own baseline
+    base = base_of[first["device"]]
     for y, config in enumerate(configs.itertuples()):
         mine = ok[(ok["rung"] == config.rung) & (ok["phase"] == phase)]["seconds"]
+        base = base_of.get(config.device, base.iloc[:0])
         if mine.empty or base.empty:
             ax.text(1, y, "unavailable", va="center", ha="center", fontsize=8, color="0.4")
             continue
@@ -65,7 +68,8 @@ for column, phase in enumerate(["forward", "train"]):
         ax.legend(loc="lower right", fontsize=8)
     ax.set_xlabel(f"{phase} time / {baseline['framework']} {baseline['variant']}\n"
                   "(ratio of medians, 95% bootstrap CI)")
-    ax.set_title(f"{phase}: {1e3 * base.median():.0f} ms baseline")
+    ax.set_title(f"{phase}: " + ", ".join(f"{1e3 * b.median():.0f} ms" for b in base_of.values())
+                 + " baseline")
 
 ax = axes[2]
 train = ok[ok["phase"] == "train"]
@@ -88,7 +92,7 @@ if size == SEED["size"]:
     ax.legend(loc="lower right", fontsize=8)
 peaks = ok.groupby("peak_precision")["peak_gflops"].first()
 ax.set_xlabel("train step (ms, median)\nmatmul peak " + ", ".join(
-    f"{name} {gflops:,.0f} GFLOP/s" for name, gflops in peaks.items()) + ", measured in the same run")
+    f"{name} {gflops:,.0f} GFLOP/s" for name, gflops in peaks.items()) + "\n(measured in the same run)")
 ax.set_xlim(right=ax.get_xlim()[1] * 1.5)  # room for the labels beside the bars
 ax.set_title("train step time and achieved FLOP/s")
 axes[0].set_yticks(range(len(labels)), labels, fontsize=8)
@@ -99,8 +103,9 @@ axes[0].invert_yaxis()
 label = snakemake.config.get("label")
 fig.suptitle(f"{label + ': ' if label else ''}Stacked hourglass, {size[0]} stacks, {size[1]}x{size[1]}, batch {size[2]} "
              f"({int(first['params']):,} parameters) on "
-             + (first["gpu"] if first["device"] == "gpu" else
-                f"{first['cpu']}, {int(first['threads'])} threads"), fontsize=11)
+             + "; ".join(f"{first['cpu']}, {int(first['threads'])} threads" if device == "cpu"
+                         else ok.loc[ok["device"] == device, "gpu"].iloc[0]
+                         for device in sorted(ok["device"].unique())), fontsize=11)
 fig.tight_layout()
 fig.savefig(snakemake.output.ladder_png, dpi=130)
 fig.savefig(snakemake.output.ladder_svg)

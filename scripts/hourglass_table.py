@@ -21,6 +21,17 @@ for path in snakemake.input.peaks:
     for precision, gflops in peak.get("peaks", {"float32": peak["peak_gflops"]}).items():
         measured[precision] = max(measured.get(precision, 0), gflops)
 
+DEVICES = snakemake.params.devices
+
+
+def labelled(entry, device):
+    """Label and figure position; with several devices, one block of rungs per device."""
+    if len(DEVICES) == 1:
+        return {"label": entry["label"], "rung": entry["rung"]}
+    return {"label": f"[{device}] {entry['label']}",
+            "rung": DEVICES.index(device) * len(plan) + entry["rung"]}
+
+
 steps, ops = [], []
 for path in snakemake.input.runs:
     with open(path) as handle:
@@ -35,7 +46,7 @@ for path in snakemake.input.runs:
     fixed = {
         "experiment": "hourglass", "framework": run["framework"], "variant": run["variant"],
         **knobs, "environment": run["environment"], "device": run["device"],
-        "label": entry["label"], "rung": entry["rung"], "batch": run["batch"],
+        **labelled(entry, run["device"]), "batch": run["batch"],
         "stacks": run["stacks"], "resolution": run["resolution"], "features": run["features"],
         "joints": run["joints"], "rep": run["rep"], "status": run["status"],
         "reason": run.get("reason"), "host": machine["host"], "cpu": machine["cpu"],

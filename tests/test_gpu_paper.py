@@ -115,7 +115,8 @@ def test_gpu_results_build_tables_and_figures(tmp_path):
     """What a GPU run writes, aggregated where there is no GPU: CPU runs of this machine
     relabelled as GPU runs (a test fixture, never a result) go through the table, summary
     and figure rules: the GPU's limit comes from memcpy_pinned, the GPU round trips get
-    their own panels, float32 steps are compared with TF32's peak."""
+    their own panels, float32 steps on the GPU are compared with TF32's peak, and each
+    device's hourglass rows get their own rungs."""
     import json
 
     results = tmp_path / "results"
@@ -150,7 +151,7 @@ def test_gpu_results_build_tables_and_figures(tmp_path):
     config["copy"].update(frameworks=["torch", "torch_pinned"], devices=["cpu", "gpu"],
                           limit={"frameworks": ["copyto", "memcpy_pinned"],
                                  "environments": ["glibc"]})
-    config["hourglass"]["devices"] = ["gpu"]
+    config["hourglass"]["devices"] = ["cpu", "gpu"]
     configfile = write_config(tmp_path, config, "gpu.yaml")
     # the GPU's evidence would need a GPU: these rules only aggregate
     aggregated = subprocess.run(
@@ -168,8 +169,12 @@ def test_gpu_results_build_tables_and_figures(tmp_path):
     assert set(copy_table[copy_table["device"] == "cpu"]["limit_source"]) == {"copyto/glibc"}
     assert set(gpu["gpu"]) == {"test fixture GPU (driver 0)"}
     steps = pd.read_csv(results / "tables" / "hourglass.csv")
-    assert set(steps["device"]) == {"gpu"} and set(steps["peak_precision"]) == {"tf32"}
-    assert (steps["peak_gflops"] == 2.0).all()
+    gpu_steps = steps[steps["device"] == "gpu"]
+    assert set(gpu_steps["peak_precision"]) == {"tf32"} and (gpu_steps["peak_gflops"] == 2).all()
+    assert set(steps[steps["device"] == "cpu"]["peak_precision"]) == {"float32"}
+    # two devices: one block of rungs each, labelled with its device
+    assert set(steps["label"]) == {"[cpu] torch eager", "[gpu] torch eager"}
+    assert steps.groupby("label")["rung"].nunique().eq(1).all() and steps["rung"].nunique() == 2
     summary = pd.read_csv(results / "tables" / "summary.csv")
     assert {"cpu", "gpu"} <= set(summary["device"])
     assert (results / "figures" / "copy_step.png").stat().st_size > 10_000

@@ -1,5 +1,7 @@
 """The stacked hourglass: the same network in both frameworks, and knobs that prove themselves."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -73,7 +75,8 @@ SMALL = dict(stacks=1, resolution=64, batch=2, features=32, joints=4)
 @pytest.mark.parametrize("variant", ["session-feed_dict-unfused-NHWC",
                                      "function-resident-fused-NHWC",
                                      "function-resident-unfused-NHWC-float16",
-                                     "session-feed_dict-fused-NHWC-bfloat16"])
+                                     "session-feed_dict-fused-NHWC-bfloat16",
+                                     "session-prefetch-fused-NHWC"])
 def test_tensorflow_train_step_lowers_the_loss_and_proves_its_knobs(variant, tf):
     from knobs.hourglass import tf_runner
 
@@ -173,6 +176,49 @@ def test_tensorflow_knob_checks_catch_a_knob_that_did_not_apply(change, message)
     check(knobs, GOOD)  # the positive case
     with pytest.raises(KnobNotApplied, match=message):
         check(knobs, {**GOOD, **change})
+
+
+def test_gpu_input_must_be_on_the_gpu():
+    from knobs.environment import KnobNotApplied
+    from knobs.hourglass.tf_runner import check
+
+    knobs = hourglass.parse_tf_variant("function-prefetch-fused-NHWC")
+    evidence = {**GOOD, "feeds_per_call": 0, "args_per_call": ["EagerTensor"] * 2,
+                "jit_compile": False, "device": "gpu",
+                "args_devices": ["/job:localhost/replica:0/task:0/device:GPU:0"] * 2}
+    check(knobs, evidence)
+    with pytest.raises(KnobNotApplied, match="on the GPU but the batch is on"):
+        check(knobs, {**evidence, "args_devices": ["/job:localhost/replica:0/task:0/device:CPU:0"] * 2})
+
+
+def test_gpu_trace_counts_kernels_once_under_the_op_that_launched_them(tf, tmp_path):
+    """A profiler XSpace as TensorFlow writes it on a GPU (built here by hand): kernel time on
+    the device's streams goes to the op type named by the kernel's tf_op stat, host op events
+    are then left out, so nothing is counted twice."""
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    from knobs.hourglass.tf_runner import xplane_to_chrome
+
+    space = xplane_pb2.XSpace()
+    host = space.planes.add(name="/host:CPU")
+    host.event_metadata[1].CopyFrom(xplane_pb2.XEventMetadata(
+        id=1, name="model/conv/Conv2D:Conv2D", display_name="Conv2D"))
+    host.lines.add(name="tf_Compute").events.add(metadata_id=1, duration_ps=5_000_000)
+    gpu = space.planes.add(name="/device:GPU:0")
+    gpu.stat_metadata[1].CopyFrom(xplane_pb2.XStatMetadata(id=1, name="tf_op"))
+    gpu.stat_metadata[2].CopyFrom(xplane_pb2.XStatMetadata(id=2, name="model/conv/Conv2D:Conv2D"))
+    gpu.event_metadata[7].CopyFrom(xplane_pb2.XEventMetadata(id=7, name="sm90_xmma_fprop"))
+    gpu.event_metadata[8].CopyFrom(xplane_pb2.XEventMetadata(id=8, name="memcpy"))
+    stream = gpu.lines.add(name="Stream #7(Compute)")
+    for duration in (2_000_000, 3_000_000):
+        kernel = stream.events.add(metadata_id=7, duration_ps=duration)
+        kernel.stats.add(metadata_id=1, ref_value=2)
+    stream.events.add(metadata_id=8, duration_ps=1_000_000)
+    path = tmp_path / "trace.xplane.pb"
+    path.write_bytes(space.SerializeToString())
+    per_op = xplane_to_chrome(path, tmp_path / "trace.json")
+    assert per_op == pytest.approx({"Conv2D": 5e-6, "(unattributed kernels)": 1e-6})
+    assert len(json.loads((tmp_path / "trace.json").read_text())["traceEvents"]) == 4
 
 
 def test_function_input_check():

@@ -33,9 +33,13 @@ def prepare(pinned):
 
 
 def profiled(call, native):
-    """The CUDA activity of one call: its copies (with their host memory kind) and kernels."""
+    """The CUDA activity of one call, after one unprofiled call (CUDA starts, and the profiler
+    can miss the first GPU events of a process): its copies, with their host memory kind, and
+    its kernels."""
     from torch.profiler import ProfilerActivity, profile
 
+    call(native)
+    torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as profiler:
         call(native)
         torch.cuda.synchronize()

@@ -4,7 +4,7 @@ two cudaMemcpy-class copies with nothing allocated per call (the GPU side of cop
 import torch
 
 from knobs import gpu
-from knobs.frameworks import Identity
+from knobs.frameworks import Identity, _torch_transfer
 
 
 def build(example, device="gpu"):
@@ -22,9 +22,13 @@ def build(example, device="gpu"):
         on_device.copy_(host)  # blocking: each copy_ returns once its copy is done
         back.copy_(on_device)
 
+    copies = [name for name in _torch_transfer.profiled(call, prepare(example))
+              if name.startswith("Memcpy")]
+    _torch_transfer.prove(pinned=True, non_blocking=False, copies=copies, in_flight=None)
     return Identity(call=call, prepare=prepare,
                     to_numpy=lambda host: kept[tuple(host.shape)][1].numpy(),
                     version=torch.__version__,
                     evidence={"op": "copy_ pinned host -> kept device buffer -> kept pinned host",
-                              "gpu": torch.cuda.get_device_name(), "cuda": torch.version.cuda},
+                              "cuda_copies": copies, "gpu": torch.cuda.get_device_name(),
+                              "cuda": torch.version.cuda},
                     fresh_output=False)

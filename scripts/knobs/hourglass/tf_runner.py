@@ -16,6 +16,7 @@ import tempfile
 
 import numpy as np
 import tensorflow as tf
+from tensorflow.core.protobuf import rewriter_config_pb2
 
 from knobs.environment import KnobNotApplied
 from knobs.hourglass import tf_model
@@ -46,9 +47,19 @@ def _dataset(x, y, knobs, device):
     return data
 
 
+def pin_device(device):
+    """Run where the label says: a cpu run on a GPU machine hides the GPU (TensorFlow would
+    place its ops there), and Grappler's layout optimizer is off, which would otherwise turn a
+    GPU's NHWC convolutions into NCHW (or back, for float16), so `data_format` is what runs."""
+    if device == "cpu" and tf.config.list_physical_devices("GPU"):
+        tf.config.set_visible_devices([], "GPU")
+    tf.config.optimizer.set_experimental_options({"layout_optimizer": False})
+
+
 class Runner:
     def __init__(self, size, knobs, threads, inter_op_threads, device="cpu", seed=0):
         self.knobs, self.device = knobs, device
+        pin_device(device)
         rng = np.random.default_rng(seed)
         n, r, j = size["batch"], size["resolution"], size["joints"]
         shape = (n, r, r, 3) if knobs["data_format"] == "NHWC" else (n, 3, r, r)
@@ -86,7 +97,9 @@ class Runner:
                 y = v1.placeholder(tf.float32, self.y.shape, name="y")
                 self.feed = {x: self.x, y: self.y}
             elif mode in ("dataset", "prefetch"):
-                iterator = v1.data.make_one_shot_iterator(_dataset(self.x, self.y, self.knobs, self.device))
+                # initializable: a one-shot iterator cannot prefetch to a GPU
+                iterator = v1.data.make_initializable_iterator(
+                    _dataset(self.x, self.y, self.knobs, self.device))
                 x, y = iterator.get_next()
             else:  # resident: variables initialised once from the host arrays
                 x = tf.Variable(self.x, trainable=False)
@@ -99,8 +112,14 @@ class Runner:
             init = v1.global_variables_initializer()
         config = v1.ConfigProto(intra_op_parallelism_threads=self.threads["intra_op"],
                                 inter_op_parallelism_threads=self.threads["inter_op"])
+        if self.device == "cpu":
+            config.device_count["GPU"] = 0
+        config.graph_options.rewrite_options.layout_optimizer = (
+            rewriter_config_pb2.RewriterConfig.OFF)
         self.session = v1.Session(graph=self.graph, config=config)
         self.session.run(init)
+        if mode in ("dataset", "prefetch"):
+            self.session.run(iterator.initializer)
         self.graph.finalize()  # nothing may be added per step
 
     # -- tf.function (and XLA) ---------------------------------------------------------------
@@ -168,10 +187,13 @@ class Runner:
             "threads": self.threads,
             "onednn": _onednn_enabled(),
             "upsample": self.model.upsample_op,
+            "device": self.device,
+            "layout_optimizer": "off",
         }
         if self.knobs["execution"] != "session":
             args = self.next_args()
             evidence["args_per_call"] = [type(a).__name__ for a in args]
+            evidence["args_devices"] = [getattr(a, "device", "host") for a in args]
             evidence["jit_compile"] = bool(self.train_fn._jit_compile)
             if self.knobs["execution"] == "xla":
                 hlo = self.train_fn.experimental_get_compiler_ir(*args)(stage="hlo")
@@ -221,6 +243,10 @@ def check(knobs, evidence):
         if host != (knobs["input"] == "feed_dict"):
             problems.append(f"input={knobs['input']} but each call passes "
                             f"{evidence['args_per_call']}")
+        on_device = knobs["input"] in ("prefetch", "resident") and evidence.get("device") == "gpu"
+        if on_device and not all(d.endswith("GPU:0") for d in evidence["args_devices"]):
+            problems.append(f"input={knobs['input']} on the GPU but the batch is on "
+                            f"{evidence['args_devices']}")
         if evidence["jit_compile"] != (knobs["execution"] == "xla"):
             problems.append(f"execution={knobs['execution']} but jit_compile is "
                             f"{evidence['jit_compile']}")
@@ -228,28 +254,50 @@ def check(knobs, evidence):
         raise KnobNotApplied("; ".join(problems))
 
 
+def _stat_text(plane, stat):
+    kind = stat.WhichOneof("value")
+    if kind == "ref_value":
+        return plane.stat_metadata[stat.ref_value].name
+    return stat.str_value if kind == "str_value" else None
+
+
+def _gpu_op_type(plane, event, meta):
+    """The op type a GPU kernel ran for, from its `tf_op` stat ("node:OpType"), or None."""
+    for stat in list(event.stats) + list(meta.stats):
+        if plane.stat_metadata[stat.metadata_id].name == "tf_op":
+            text = _stat_text(plane, stat)
+            return text.rpartition(":")[2] if text else None
+    return None
+
+
 def xplane_to_chrome(xplane_path, chrome_path):
-    """TensorFlow's profiler output (XSpace) -> a Chrome trace of its op events, and the
-    time per op type."""
+    """TensorFlow's profiler output (XSpace) -> a Chrome trace of its events, and the time per
+    op type: on a GPU the kernels' time on the device streams, grouped by the op that launched
+    them; on a CPU the op kernels' time on the host threads."""
     from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
     space = xplane_pb2.XSpace()
     with open(xplane_path, "rb") as handle:
         space.ParseFromString(handle.read())
-    events, per_op = [], {}
+    events, host_ops, device_ops = [], {}, {}
     for pid, plane in enumerate(space.planes):
         metadata = plane.event_metadata
+        on_gpu = plane.name.startswith("/device:GPU:")
         for tid, line in enumerate(plane.lines):
             for event in line.events:
                 meta = metadata[event.metadata_id]
                 op_type = meta.display_name
                 name = op_type or meta.name
                 start_us = line.timestamp_ns / 1e3 + event.offset_ps / 1e6
+                seconds = event.duration_ps / 1e12
                 events.append({"name": name, "ph": "X", "ts": start_us,
                                "dur": event.duration_ps / 1e6, "pid": pid, "tid": tid,
                                "args": {"node": meta.name}})
-                if op_type and ":" in meta.name:  # an op kernel ("node:OpType")
-                    per_op[op_type] = per_op.get(op_type, 0.0) + event.duration_ps / 1e12
+                if on_gpu and line.name.startswith("Stream"):
+                    kernel_op = _gpu_op_type(plane, event, meta) or "(unattributed kernels)"
+                    device_ops[kernel_op] = device_ops.get(kernel_op, 0.0) + seconds
+                elif not on_gpu and op_type and ":" in meta.name:  # "node:OpType"
+                    host_ops[op_type] = host_ops.get(op_type, 0.0) + seconds
     with open(chrome_path, "w") as out:
         json.dump({"traceEvents": events, "displayTimeUnit": "ms"}, out)
-    return per_op
+    return device_ops or host_ops

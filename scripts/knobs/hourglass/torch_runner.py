@@ -119,6 +119,10 @@ class Runner:
             self.train_step()
             self._sync()
         profiler.export_chrome_trace(path)
-        on_gpu = self.device.type == "cuda"  # there, the time that counts is the kernels'
-        return {item.key: (item.self_device_time_total if on_gpu else item.self_cpu_time_total)
-                / 1e6 for item in profiler.key_averages()}
+        if self.device.type != "cuda":
+            return {item.key: item.self_cpu_time_total / 1e6 for item in profiler.key_averages()}
+        # On the GPU what counts is each op's kernels; the kernels' own rows would count them
+        # twice, so only the ops (CPU rows) are kept, each with its kernels' device time.
+        cpu = torch.autograd.DeviceType.CPU
+        return {item.key: item.self_device_time_total / 1e6
+                for item in profiler.key_averages() if item.device_type == cpu}
