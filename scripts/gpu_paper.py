@@ -82,9 +82,11 @@ class Job:
     environment: str = None  # run through with_environment.py under this environment
     log: str = None
 
-    def paths(self):
-        return [p for value in self.outputs.values()
-                for p in (value if isinstance(value, list) else [value])]
+    def measured(self):
+        """The result files (a run that could not trace, such as an unavailable
+        torch.compile, writes its result but no trace: it is measured all the same)."""
+        value = self.outputs["--out"]
+        return value if isinstance(value, list) else [value]
 
     def why_not(self, found, unusable):
         """Why this node cannot run the job, or None (`unusable`: environment -> why)."""
@@ -207,7 +209,7 @@ def main():
     started, counts = time.perf_counter(), {"ran": 0, "failed": 0, "skipped": 0, "done": 0}
     skipped = {}  # (job without its rep, why) -> jobs
     for job in todo:
-        if all(os.path.exists(p) for p in job.paths()):
+        if all(os.path.exists(p) for p in job.measured()):
             counts["done"] += 1
             continue
         why = job.why_not(found, unusable)
@@ -238,10 +240,14 @@ def main():
             out.write(f"# What {args.configfile} measured here, complete configurations only "
                       "(written by scripts/gpu_paper.py).\n")
             yaml.safe_dump(measured, out, sort_keys=False)
-        print(f"wrote {results}/config.yaml; build its tables and figures where Snakemake "
-              "runs: make paper")
+        print(f"wrote {(results / 'config.yaml').resolve()}; build its tables and figures where "
+              "Snakemake runs: make paper")
+        if results.is_absolute():
+            print(f"note: results is an absolute path ({results}): make paper looks for "
+                  "results/paper/*/config.yaml, so copy the folder there and set its `results`")
     else:
         print("nothing complete was measured: no config.yaml written")
+        return 1
     return 1 if counts["failed"] else 0
 
 

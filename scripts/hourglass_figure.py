@@ -90,9 +90,10 @@ if size == SEED["size"]:
         ax.axvline(1e3 * SEED[framework], color=COLOURS[framework], ls="--", lw=1.2,
                    label=f"seed's {framework} ({1e3 * SEED[framework]:.0f} ms, Titan X Pascal)")
     ax.legend(loc="lower right", fontsize=8)
-peaks = ok.groupby("peak_precision")["peak_gflops"].first()
+peaks = ok.groupby(["device", "peak_precision"])["peak_gflops"].first()
 ax.set_xlabel("train step (ms, median)\nmatmul peak " + ", ".join(
-    f"{name} {gflops:,.0f} GFLOP/s" for name, gflops in peaks.items()) + "\n(measured in the same run)")
+    f"{precision} {gflops:,.0f} GFLOP/s" + (f" ({device})" if ok["device"].nunique() > 1 else "")
+    for (device, precision), gflops in peaks.items()) + "\n(measured in the same run)")
 ax.set_xlim(right=ax.get_xlim()[1] * 1.5)  # room for the labels beside the bars
 ax.set_title("train step time and achieved FLOP/s")
 axes[0].set_yticks(range(len(labels)), labels, fontsize=8)
@@ -104,7 +105,7 @@ label = snakemake.config.get("label")
 fig.suptitle(f"{label + ': ' if label else ''}Stacked hourglass, {size[0]} stacks, {size[1]}x{size[1]}, batch {size[2]} "
              f"({int(first['params']):,} parameters) on "
              + "; ".join(f"{first['cpu']}, {int(first['threads'])} threads" if device == "cpu"
-                         else ok.loc[ok["device"] == device, "gpu"].iloc[0]
+                         else ok.loc[ok["device"] == device, "gpu"].fillna("GPU").iloc[0]
                          for device in sorted(ok["device"].unique())), fontsize=11)
 fig.tight_layout()
 fig.savefig(snakemake.output.ladder_png, dpi=130)

@@ -62,6 +62,9 @@ BAD = [
     ({"copy.frameworks": ["torch_pinned"]}, "copy.frameworks", "gpu only"),
     ({"copy.devices": ["cpu", "gpu"]}, "copy.limit.frameworks", "memcpy_pinned"),
     ({"copy.devices": ["tpu"]}, "copy.devices[0]", "cpu, gpu"),
+    ({"environments.private": {"env": {"TF_GPU_THREAD_MODE": "gpu_private"}},
+      "hourglass.tensorflow.variations": [{"environment": "private"}]},
+     "hourglass.tensorflow", "acts on a GPU only"),
     ({"hourglass.baseline": {"framework": "torch", "variant": "channels_last",
                              "environment": "glibc"}}, "hourglass.baseline", "not among"),
 ]

@@ -65,9 +65,11 @@ def test_what_the_node_cannot_run_is_skipped_and_the_rest_aggregates(tmp_path):
     poison = tmp_path / "poison"
     poison.mkdir()
     (poison / "tensorflow.py").write_text("raise ImportError('no TensorFlow on this node')\n")
+    (poison / "jsonschema.py").write_text("raise ImportError('no jsonschema on this node')\n")
     done = gpu_paper("--configfile", configfile, "--devices", "cpu", "--python", PYTHON,
                      env={"PYTHONPATH": str(poison)})
     assert done.returncode == 0, done.stdout + done.stderr
+    assert "jsonschema is not installed here" in done.stdout
     assert re.search(r"skip: hourglass tensorflow \S+ glibc cpu: tensorflow is not "
                      r"importable here \(ImportError: no TensorFlow on this node\)", done.stdout)
     assert "skip: copy numpy absent cpu random: libknobs_absent.so.1 is not installed here" \
@@ -102,7 +104,7 @@ def test_without_a_gpu_every_gpu_job_is_skipped_saying_so(tmp_path):
                                  "environments": ["glibc"]})
     config["hourglass"].update(devices=["gpu"])
     done = gpu_paper("--configfile", write_config(tmp_path, config), "--python", PYTHON)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # nothing measured
     assert "skip: copy torch_pinned glibc gpu random: torch sees no GPU here" in done.stdout
     assert "skip: hourglass torch eager glibc gpu: torch sees no GPU here" in done.stdout
     assert re.search(r"skip: hourglass tensorflow \S+ glibc gpu: no TensorFlow GPU build",
@@ -178,3 +180,37 @@ def test_gpu_results_build_tables_and_figures(tmp_path):
     summary = pd.read_csv(results / "tables" / "summary.csv")
     assert {"cpu", "gpu"} <= set(summary["device"])
     assert (results / "figures" / "copy_step.png").stat().st_size > 10_000
+
+
+def test_the_measured_config_keeps_every_complete_configuration_and_validates():
+    """config/paper.yaml on a node with no TensorFlow (first) and no tcmalloc (second): what
+    ran stays, what did not goes, and the cut-down config is one the workflow accepts."""
+    from knobs import config_check, jobs
+
+    schema = REPO / "config" / "schema.yaml"
+    paper = config_check.fill_defaults(load_yaml(REPO / "config" / "paper.yaml"), schema)
+
+    def check(config):
+        config_check.check_schema(config, schema)
+        config_check.check_references(config, available_bytes=1 << 40)
+
+    on_gpu = lambda path: re.search(r"/gpu/(b\d|rep)", path)  # the device part of a run's path
+    no_tf = lambda path: on_gpu(path) and "tensorflow" not in path or "/evidence/" in path
+    measured, dropped = jobs.measured_config(paper, no_tf)
+    check(measured)
+    copy = measured["copy"]
+    assert copy["devices"] == ["gpu"] and copy["limit"]["frameworks"] == ["memcpy_pinned"]
+    assert copy["frameworks"] == ["pytensor_jax", "torch", "torch_pinned", "torch_pinned_async"]
+    assert "copy.frameworks: numpy (runs on no measured device)" in dropped
+    assert "tensorflow" not in measured["hourglass"]
+    assert measured["hourglass"]["torch"] == paper["hourglass"]["torch"]
+
+    no_tcmalloc = lambda path: "tcmalloc" not in path
+    measured, dropped = jobs.measured_config(paper, no_tcmalloc)
+    check(measured)
+    tf = measured["hourglass"]["tensorflow"]
+    assert tf["ladder"] == paper["hourglass"]["tensorflow"]["ladder"][:-1]
+    assert tf["ablate"] is False and tf["variations"] == [{"environment": "gpu_private"}]
+    assert measured["copy"]["environments"] == ["glibc", "glibc_tuned"]
+    assert measured["copy"]["limit"]["environments"] == ["glibc"]
+    assert measured["copy"]["limit"]["frameworks"] == ["copyto", "numpy", "memcpy_pinned"]

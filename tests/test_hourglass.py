@@ -167,6 +167,8 @@ GOOD = {"fused_batch_norm_ops": 8, "conv_data_formats": ["NHWC"], "iterator_ops"
     ({"feeds_per_call": 0}, "feeds 0"),
     ({"iterator_ops": 1}, "iterator ops"),
     ({"conv_dtypes": ["bfloat16"]}, "precision=float32"),
+    ({"variable_dtypes": ["bfloat16"]}, "variables should be float32"),
+    ({"layout_optimizer": "on"}, "layout optimizer is on"),
 ])
 def test_tensorflow_knob_checks_catch_a_knob_that_did_not_apply(change, message):
     from knobs.environment import KnobNotApplied

@@ -4,7 +4,6 @@ The JSON schema catches shapes and types; the checks here catch what a schema ca
 that refers to nothing, and a size that cannot fit in this machine's memory.
 """
 
-import jsonschema
 import yaml
 
 from knobs import frameworks, machine
@@ -20,6 +19,8 @@ def _key(path):
 
 
 def check_schema(config, schema_path):
+    import jsonschema  # here, not at the top: scripts/gpu_paper.py runs where it may be missing
+
     with open(schema_path) as handle:
         schema = yaml.safe_load(handle)
     validator = jsonschema.Draft202012Validator(schema)
@@ -115,6 +116,13 @@ def check_hourglass(config):
     for entry in entries:
         _known("environment (define it under `environments`)", [entry["environment"]],
                config["environments"], f"hourglass.{entry['framework']} ({entry['label']})")
+        gpu_only = [k for k, v in config["environments"][entry["environment"]].get("env", {})
+                    .items() if k == "TF_GPU_THREAD_MODE" and v != "global"]
+        if gpu_only and "cpu" in hourglass["devices"]:
+            raise ConfigError(
+                f"config error: hourglass.{entry['framework']} ({entry['label']}): environment "
+                f"{entry['environment']} sets TF_GPU_THREAD_MODE, which acts on a GPU only, but "
+                "hourglass.devices includes cpu. Use devices: [gpu], or drop it.")
         if "NCHW" in entry["variant"] and "cpu" in hourglass["devices"]:
             raise ConfigError(
                 f"config error: hourglass.tensorflow ({entry['label']}): data_format NCHW "

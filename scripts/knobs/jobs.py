@@ -139,39 +139,46 @@ def _complete(paths, exists):
 
 
 def _measured_copy(config, exists, dropped):
-    copy = config["copy"]
+    copy, limit = config["copy"], config["copy"]["limit"]
 
     def files(**match):  # of the config as cut down so far
         return [p for w, paths in copy_run_groups(config)
                 if all(w[k] == v for k, v in match.items()) for p in paths]
 
-    for key in ("devices", "environments"):
-        for value in list(copy[key]):
-            if not any(exists(p) for p in files(**{key[:-1]: value})):
-                copy[key].remove(value)
-                if key == "environments":
-                    copy["limit"]["environments"] = [e for e in copy["limit"]["environments"]
-                                                     if e != value]
-                dropped.append(f"copy.{key}: {value} (no result)")
+    def drop(names, name, key, why):
+        names.remove(name)
+        dropped.append(f"copy.{key}: {name} ({why})")
+
+    for device in list(copy["devices"]):
+        if not any(exists(p) for p in files(device=device)):
+            drop(copy["devices"], device, "devices", "no result")
+    for name in list(copy["environments"]):
+        if not any(exists(p) for p in files(environment=name)):
+            drop(copy["environments"], name, "environments", "no result")
+    # A limit environment where some limit copy is missing goes first, not the limit copy.
+    for name in list(limit["environments"]):
+        if len(limit["environments"]) > 1 and not all(
+                _complete(files(framework=f, environment=name), exists)
+                for f in limit["frameworks"] if files(framework=f)):
+            drop(limit["environments"], name, "limit.environments", "results incomplete")
     evidence = set(copy_evidence_frameworks(config))
     for key, names in (("frameworks", copy["frameworks"]),
-                       ("limit.frameworks", copy["limit"]["frameworks"])):
+                       ("limit.frameworks", limit["frameworks"])):
         for name in list(names):
-            ok = _complete(files(framework=name), exists)
-            if ok and key == "frameworks" and name in evidence:
-                ok = exists(COPY_EVIDENCE.format(results=results_dir(config), framework=name))
-            if not ok:
-                names.remove(name)
-                dropped.append(f"copy.{key}: {name} (results incomplete)")
+            if not set(frameworks.devices(name)) & set(copy["devices"]):
+                drop(names, name, key, "runs on no measured device")
+            elif not _complete(files(framework=name), exists) or (
+                    key == "frameworks" and name in evidence and not exists(
+                        COPY_EVIDENCE.format(results=results_dir(config), framework=name))):
+                drop(names, name, key, "results incomplete")
     for device in list(copy["devices"]):
-        able = [n for n in copy["frameworks"] if device in frameworks.devices(n)]
-        limit = [n for n in copy["limit"]["frameworks"] if device in frameworks.devices(n)]
-        if not able or not limit:
-            copy["devices"].remove(device)
-            dropped.append(f"copy.devices: {device} (no complete framework or limit)")
-    copy["frameworks"] = [n for n in copy["frameworks"]
-                          if set(frameworks.devices(n)) & set(copy["devices"])]
-    if not copy["frameworks"] or not copy["limit"]["environments"]:
+        if not any(device in frameworks.devices(n) for n in limit["frameworks"]):
+            drop(copy["devices"], device, "devices", "no complete copy limit")
+    for name in list(copy["frameworks"]):
+        if not set(frameworks.devices(name)) & set(copy["devices"]):
+            drop(copy["frameworks"], name, "frameworks", "runs on no measured device")
+    if not (copy["frameworks"] and copy["environments"] and copy["devices"]
+            and limit["environments"]):
         del config["copy"]
         dropped.append("copy: nothing complete")
 
@@ -188,9 +195,9 @@ def _measured_hourglass(config, exists, dropped):
     complete = lambda **match: _complete(
         (HOURGLASS_RUN.format(results=results, **w) for w in runs
          if all(w[k] == v for k, v in match.items())), exists)
-    if "tensorflow" in hourglass and not complete(framework="tensorflow"):
-        del hourglass["tensorflow"]
-        dropped.append("hourglass.tensorflow (results incomplete)")
+    if "tensorflow" in hourglass:
+        _measured_tensorflow(hourglass, lambda variant, environment: complete(
+            framework="tensorflow", variant=variant, environment=environment), dropped)
     if "torch" in hourglass:
         torch = hourglass["torch"]
         for variant in list(torch["variants"]):
@@ -209,3 +216,31 @@ def _measured_hourglass(config, exists, dropped):
         first = entries[0]
         hourglass["baseline"] = {k: first[k] for k in ("framework", "variant", "environment")}
         dropped.append(f"hourglass.baseline: {baseline} -> {hourglass['baseline']}")
+
+
+def _measured_tensorflow(hourglass, complete, dropped):
+    """TensorFlow's ladder cut to what ran: the longest complete run of rungs, the ablations
+    if all ran, each variation that ran; all or nothing for a grid."""
+    tf = hourglass["tensorflow"]
+    ran = lambda candidate: all(complete(variant, environment) for _, variant, environment
+                                in hourglass_plan.tensorflow_plan(candidate))
+    seed_only = {**tf, "ladder": [], "ablate": False, "variations": []}
+    if not ran(seed_only if not tf.get("grid") else tf):
+        del hourglass["tensorflow"]
+        dropped.append("hourglass.tensorflow (results incomplete)")
+        return
+    if tf.get("grid"):
+        return
+    ladder = tf.get("ladder", [])
+    rungs = max(k for k in range(len(ladder) + 1) if ran({**seed_only, "ladder": ladder[:k]}))
+    if rungs < len(ladder):
+        tf["ladder"] = ladder[:rungs]
+        dropped.append(f"hourglass.tensorflow.ladder: rungs {rungs + 1}-{len(ladder)} "
+                       "(results incomplete; the best is now the last complete rung)")
+    if tf.get("ablate", True) and not ran({**tf, "variations": []}):
+        tf["ablate"] = False
+        dropped.append("hourglass.tensorflow.ablate (results incomplete)")
+    for variation in list(tf.get("variations", [])):
+        if not ran({**tf, "ablate": False, "variations": [variation]}):
+            tf["variations"].remove(variation)
+            dropped.append(f"hourglass.tensorflow.variations: {variation} (results incomplete)")

@@ -1,5 +1,6 @@
 """A description of the machine a run measured, stored with every result."""
 
+import glob
 import os
 import platform
 import socket
@@ -49,8 +50,10 @@ def gpus():
     import shutil
     import subprocess
 
-    if not shutil.which("nvidia-smi"):
-        return []
+    if not shutil.which("nvidia-smi"):  # the driver's own files, where its tool is missing
+        return [{"name": _read(path, "").partition("Model:")[2].split("\n")[0].strip() or "GPU",
+                 "driver": _read("/proc/driver/nvidia/version", "?").split("  ")[0]}
+                for path in sorted(glob.glob("/proc/driver/nvidia/gpus/*/information"))]
     try:
         out = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
                               "--format=csv,noheader"], capture_output=True, text=True,

@@ -116,6 +116,7 @@ class Runner:
             config.device_count["GPU"] = 0
         config.graph_options.rewrite_options.layout_optimizer = (
             rewriter_config_pb2.RewriterConfig.OFF)
+        self.session_config = config
         self.session = v1.Session(graph=self.graph, config=config)
         self.session.run(init)
         if mode in ("dataset", "prefetch"):
@@ -188,7 +189,8 @@ class Runner:
             "onednn": _onednn_enabled(),
             "upsample": self.model.upsample_op,
             "device": self.device,
-            "layout_optimizer": "off",
+            "layout_optimizer": self._layout_optimizer(),
+            "variable_dtypes": sorted({v.dtype.name for v in self.model.variables}),
         }
         if self.knobs["execution"] != "session":
             args = self.next_args()
@@ -200,6 +202,14 @@ class Runner:
                 evidence["xla_hlo_chars"] = len(hlo)
         check(self.knobs, evidence)
         return evidence
+
+    def _layout_optimizer(self):
+        """Grappler's layout optimizer as TensorFlow reports it: "off" or "on"."""
+        if self.knobs["execution"] == "session":
+            rewrite = self.session_config.graph_options.rewrite_options
+            return "off" if rewrite.layout_optimizer == rewriter_config_pb2.RewriterConfig.OFF else "on"
+        setting = tf.config.optimizer.get_experimental_options().get("layout_optimizer")
+        return "off" if setting is False else "on"
 
     def trace_train_step(self, path):
         """One train step under the TensorFlow profiler, written as a Chrome trace; returns
@@ -227,6 +237,10 @@ def check(knobs, evidence):
     if evidence["conv_data_formats"] != [knobs["data_format"]]:
         problems.append(f"data_format={knobs['data_format']} but convolutions run in "
                         f"{evidence['conv_data_formats']}")
+    if evidence.get("layout_optimizer", "off") != "off":
+        problems.append("Grappler's layout optimizer is on: data_format may not be what runs")
+    if evidence.get("variable_dtypes", ["float32"]) != ["float32"]:
+        problems.append(f"variables should be float32, are {evidence['variable_dtypes']}")
     if evidence["conv_dtypes"] != [knobs["precision"]]:
         problems.append(f"precision={knobs['precision']} but convolutions run in "
                         f"{evidence['conv_dtypes']}")
