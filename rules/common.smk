@@ -31,7 +31,7 @@ except ConfigError as error:
 
 # Where results are read and written: `results` by default; `results/paper` holds the
 # shipped run, whose figures rebuild from its tables without running any benchmark.
-RESULTS = config.get("results", "results")
+RESULTS = jobs.results_dir(config)
 
 
 # ---- Where each framework's code runs -------------------------------------------------------
@@ -115,7 +115,7 @@ def copy_evidence_files():
 
 
 def copy_evidence_devices(wildcards):
-    return [d for d in COPY["devices"] if d in frameworks.devices(wildcards.framework)]
+    return jobs.copy_devices(config, wildcards.framework)
 
 
 def _alternatives(names):

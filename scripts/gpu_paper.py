@@ -34,18 +34,10 @@ for name in sys.argv[1:]:
         found[name] = {"version": getattr(module, "__version__", "?")}
     except Exception as error:
         found[name] = {"error": f"{type(error).__name__}: {error}"}
-if "torch" in found and "version" in found["torch"]:
-    import torch
-    found["torch"]["gpu"] = torch.cuda.is_available()
-if "jax" in found and "version" in found["jax"]:
-    import jax
-    try:
-        found["jax"]["gpu"] = bool(jax.devices("gpu"))
-    except RuntimeError:
-        found["jax"]["gpu"] = False
-if "tensorflow" in found and "version" in found["tensorflow"]:
-    import tensorflow as tf
-    found["tensorflow"]["gpu"] = bool(tf.config.list_physical_devices("GPU"))
+from knobs import gpu
+for name in gpu.FIXES:
+    if "version" in found.get(name, {}):
+        found[name]["gpu"] = gpu.visible(name)
 print(json.dumps(found))
 """
 
@@ -65,7 +57,9 @@ def load_config(path):
 def probe(python, modules):
     """What `python` can import, and whether torch, JAX and TensorFlow see a GPU."""
     done = subprocess.run([python, "-c", PROBE, *sorted(modules)], capture_output=True,
-                          text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+                          text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3",
+                                          "PYTHONPATH": os.pathsep.join(filter(None, [
+                                              str(jobs.SCRIPTS), os.environ.get("PYTHONPATH")]))})
     if done.returncode:
         sys.exit(f"gpu_paper: cannot probe {python}: {done.stderr.strip()[-500:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -149,7 +143,7 @@ def gpu_jobs(config, devices):
                 f"{logs}/copy_run/"
                 + "{framework}/{environment}/{device}/{input}/rep{rep}.log".format(**w)))
         for framework in jobs.copy_evidence_frameworks(config):
-            runs_on = [d for d in config["copy"]["devices"] if d in frameworks.devices(framework)]
+            runs_on = jobs.copy_devices(config, framework)
             if not set(runs_on) & set(devices):
                 continue
             out = jobs.COPY_EVIDENCE.format(results=jobs.results_dir(config), framework=framework)

@@ -43,17 +43,21 @@ def quoted(words):
 
 
 # ---- The copy experiment -------------------------------------------------------------------
+def copy_devices(config, framework):
+    """The config's copy devices that `framework` runs on."""
+    return [d for d in config["copy"]["devices"] if d in frameworks.devices(framework)]
+
+
 def copy_configurations(config):
     """(framework, environment, device) triples: the grid asked for (an environment only with
     the frameworks it names, if it names any; a framework only on the devices it runs on),
     plus the copy-limit references."""
     copy = config["copy"]
     acts_on = lambda e: config["environments"][e].get("frameworks", copy["frameworks"])
-    runs_on = lambda f: [d for d in copy["devices"] if d in frameworks.devices(f)]
     triples = {(f, e, d) for f in copy["frameworks"] for e in copy["environments"]
-               if f in acts_on(e) for d in runs_on(f)}
+               if f in acts_on(e) for d in copy_devices(config, f)}
     triples |= {(f, e, d) for f in copy["limit"]["frameworks"]
-                for e in copy["limit"]["environments"] for d in runs_on(f)}
+                for e in copy["limit"]["environments"] for d in copy_devices(config, f)}
     return sorted(triples)
 
 
@@ -83,13 +87,13 @@ def copy_evidence_frameworks(config):
     if not copy:
         return []
     return [f for f in copy["frameworks"] if f in frameworks.WITH_GRAPH
-            and set(frameworks.devices(f)) & set(copy["devices"])]
+            and copy_devices(config, f)]
 
 
 def copy_evidence_args(config, framework):
     copy = config["copy"]
-    devices = [d for d in copy["devices"] if d in frameworks.devices(framework)]
-    return ["--framework", framework, "--devices", *devices, "--batch", max(copy["batches"]),
+    return ["--framework", framework, "--devices", *copy_devices(config, framework),
+            "--batch", max(copy["batches"]),
             "--image", *copy["image"]]
 
 
