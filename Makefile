@@ -38,7 +38,8 @@ report: setup
 
 # Rerun one configuration and what is built from it, e.g. make rerun RUN=copy/theano/tcmalloc
 rerun: setup
-	@test -n "$(RUN)" || { echo "usage: make rerun RUN=copy/<framework>/<environment>"; exit 2; }
+	@test -n "$(RUN)" || { echo "usage: make rerun RUN=<experiment>/<configuration path>, e.g. copy/theano/tcmalloc"; exit 2; }
+	@test -d results/runs/$(RUN) || { echo "no results/runs/$(RUN): run it first (make run)"; exit 2; }
 	$(SNAKEMAKE) --cores 1 --forcerun $$(find results/runs/$(RUN) -name '*.json' | sort)
 	$(MAKE) --no-print-directory results/report.html
 
@@ -47,11 +48,12 @@ rerun: setup
 # from its run files and its config.yaml: no benchmark runs (only these rules may), no
 # framework is imported.
 PAPER_SETS := $(patsubst %/config.yaml,%,$(wildcard results/paper/config.yaml results/paper/*/config.yaml))
-PAPER_RULES := copy_table hourglass_table summary_table report_config figures_copy \
-	figures_hourglass all
+PAPER_RULES := table ops_table summary_table report_config figures_copy figures_hourglass \
+	figures_benchmark all
 paper: setup
 	@for set in $(PAPER_SETS); do \
 	  echo "== $$set"; \
+	  $(VENV)/bin/python scripts/convert_results.py --check $$set && \
 	  $(SNAKEMAKE) --cores 1 --configfile $$set/config.yaml --allowed-rules $(PAPER_RULES) && \
 	  $(SNAKEMAKE) --cores 1 --configfile $$set/config.yaml --report $$set/report.html || exit 1; \
 	done

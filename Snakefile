@@ -7,9 +7,8 @@ report: "report/workflow.rst"
 
 
 include: "rules/common.smk"
-include: "rules/copy.smk"
-include: "rules/hourglass.smk"
-include: "rules/statistics.smk"
+include: "rules/benchmarks.smk"
+include: "rules/tables.smk"
 include: "rules/figures.smk"
 
 

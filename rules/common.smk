@@ -8,9 +8,8 @@ from snakemake.settings.types import DeploymentMethod
 SCRIPTS = Path(workflow.basedir) / "scripts"
 sys.path.insert(0, str(SCRIPTS))
 
-from knobs import frameworks, jobs, machine
+from knobs import experiments, frameworks, machine
 from knobs.config_check import ConfigError, check_references, check_schema
-from knobs.hourglass import plan as hourglass_plan
 
 SCHEMA = Path(workflow.basedir) / "config" / "schema.yaml"
 
@@ -31,18 +30,23 @@ except ConfigError as error:
 
 # Where results are read and written: `results` by default; `results/paper` holds the
 # shipped run, whose figures rebuild from its tables without running any benchmark.
-RESULTS = jobs.results_dir(config)
+RESULTS = experiments.results_dir(config)
+EXPERIMENTS = experiments.experiments(config)
+JOBS = {job.run(RESULTS): job for job in experiments.jobs(config)}
+# Processes run in rounds (rep k of every configuration, shuffled): highest priority first.
+POSITION = experiments.schedule(JOBS.values())
+EVIDENCE = {e.file(RESULTS): e for x in EXPERIMENTS.values() for e in x.evidence}
+BUILT_IN_FIGURES = {"copy", "hourglass", "peak"}
 
 
-# ---- Where each framework's code runs -------------------------------------------------------
+# ---- Where each benchmark's code runs -------------------------------------------------------
 USE_CONDA = DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method
 
 
-def runtime_python(wildcards, framework=None):
-    """The interpreter of the framework's runtime: the conda env's, or its virtual env's."""
+def runtime_python(runtime):
+    """The interpreter of a runtime: the conda env's, or its virtual env's."""
     if USE_CONDA:
         return "python"
-    runtime = frameworks.RUNTIMES[framework or wildcards.framework]
     venv = frameworks.VENVS.get(runtime, frameworks.DEFAULT_VENV)
     python = Path(workflow.basedir) / venv / "bin" / "python"
     if not python.exists():
@@ -52,164 +56,151 @@ def runtime_python(wildcards, framework=None):
     return str(python)
 
 
-def runtime_conda_env(wildcards):
-    runtime = frameworks.RUNTIMES[wildcards.framework]
+def run_path(wildcards):
+    return f"{RESULTS}/runs/{wildcards.experiment}/{wildcards.configuration}/rep{wildcards.rep}.json"
+
+
+def job_of(wildcards):
+    return JOBS[run_path(wildcards)]
+
+
+def run_command(wildcards):
+    job = job_of(wildcards)
+    python = runtime_python(job.configuration.runtime)
+    return experiments.quoted(experiments.command(config, job, python))
+
+
+def run_conda_env(wildcards):
+    runtime = job_of(wildcards).configuration.runtime
     return str(Path(workflow.basedir) / "envs" / f"{runtime}.yaml")
 
 
-def environment_launcher(wildcards, name=None):
-    """with_environment.py and its arguments, shell-quoted, ending in `--`."""
-    return jobs.quoted(jobs.launcher(config, name or wildcards.environment))
+def run_priority(wildcards):
+    return len(POSITION) - POSITION[run_path(wildcards)[len(RESULTS) :]]
 
 
-# ---- The copy experiment's runs -------------------------------------------------------------
-COPY = config.get("copy", {})
-COPY_RUN = jobs.COPY_RUN.replace("{results}", RESULTS)
+def run_gpus(wildcards):
+    return int(job_of(wildcards).configuration.device == "gpu")
 
 
-def copy_run_files():
-    if not COPY:
-        return []
-    return [path for _, paths in jobs.copy_run_groups(config) for path in paths]
+def run_module(wildcards):
+    """A user's benchmark file: editing it reruns its measurements."""
+    path = EXPERIMENTS[wildcards.experiment].module
+    return [path] if path else []
 
 
-def copy_run_outputs():
-    """One process measures every batch of a (framework, environment, device, input, rep):
-    imports and compilation are paid once, not per batch."""
-    return expand(COPY_RUN, batch=COPY.get("batches", []), allow_missing=True)
+def evidence_of(wildcards):
+    return EVIDENCE[f"{RESULTS}/evidence/{wildcards.experiment}/{wildcards.name}.txt"]
 
 
-def copy_run_args(wildcards):
-    return jobs.quoted(
-        jobs.copy_run_args(
-            config,
-            wildcards.framework,
-            wildcards.environment,
-            wildcards.device,
-            wildcards.input,
-            wildcards.rep,
-        )
-    )
+def evidence_command(wildcards):
+    evidence = evidence_of(wildcards)
+    python = runtime_python(evidence.configuration.runtime)
+    return experiments.quoted(experiments.evidence_command(config, evidence, python))
 
 
-def copy_evidence_args(wildcards):
-    return jobs.quoted(jobs.copy_evidence_args(config, wildcards.framework))
+def evidence_conda_env(wildcards):
+    runtime = evidence_of(wildcards).configuration.runtime
+    return str(Path(workflow.basedir) / "envs" / f"{runtime}.yaml")
 
 
-def copy_outputs():
-    if not COPY:
-        return []
+def evidence_gpus(wildcards):
+    return int(evidence_of(wildcards).configuration.device == "gpu")
+
+
+# ---- Tables, figures, the summary -----------------------------------------------------------
+def runs_of(experiment):
     return [
-        f"{RESULTS}/tables/copy.csv",
-        f"{RESULTS}/figures/copy_step.png",
-        f"{RESULTS}/figures/copy_step.svg",
-        *copy_evidence_files(),
+        path for path, job in JOBS.items() if job.configuration.experiment == experiment
     ]
 
 
-def copy_evidence_files():
-    return [
-        jobs.COPY_EVIDENCE.format(results=RESULTS, framework=f)
-        for f in jobs.copy_evidence_frameworks(config)
-    ]
+def table_inputs(wildcards):
+    experiment = EXPERIMENTS[wildcards.experiment]
+    return {
+        "runs": runs_of(wildcards.experiment),
+        **{
+            f"{name}_table": f"{RESULTS}/tables/{name}.csv" for name in experiment.needs
+        },
+    }
 
 
-def copy_evidence_devices(wildcards):
-    return jobs.copy_devices(config, wildcards.framework)
+def ops_table_inputs(wildcards):
+    return runs_of(wildcards.experiment)
 
 
-def _alternatives(names):
-    return "|".join(sorted(map(str, names)))
+def table_params(wildcards):
+    """What the table script needs to know of the config: its experiment's case column, and
+    the experiment's own settings (the copy limit, the hourglass plan)."""
+    from knobs.hourglass import plan
+
+    name = wildcards.experiment
+    extra = {}
+    if name == "copy":
+        extra["limit"] = config["copy"]["limit"]
+    if name == "hourglass":
+        extra["plan"] = plan.full_plan(config["hourglass"])
+        extra["devices"] = config["hourglass"]["devices"]
+    return {"case": EXPERIMENTS[name].case, **extra}
 
 
-# ---- The hourglass experiment's runs --------------------------------------------------------
-HOURGLASS = config.get("hourglass", {})
-HOURGLASS_RUN = jobs.HOURGLASS_RUN.replace("{results}", RESULTS)
-HOURGLASS_TRACE = jobs.HOURGLASS_TRACE.replace("{results}", RESULTS)
-HOURGLASS_PEAK = jobs.HOURGLASS_PEAK.replace("{results}", RESULTS)
-HOURGLASS_PLAN = hourglass_plan.full_plan(HOURGLASS) if HOURGLASS else []
+def traced(experiment):
+    return any(c.trace for c in EXPERIMENTS[experiment].configurations)
 
 
-def hourglass_run_files():
-    if not HOURGLASS:
+def figure_files(name):
+    """The figures an experiment draws: its own where it has them, else the generic one."""
+    if name == "copy":
+        return [f"{RESULTS}/figures/copy_step.png", f"{RESULTS}/figures/copy_step.svg"]
+    if name == "hourglass":
+        return [
+            f"{RESULTS}/figures/hourglass_{f}.{x}"
+            for f in ("ladder", "ops")
+            for x in ("png", "svg")
+        ]
+    if name in BUILT_IN_FIGURES:
         return []
-    return [HOURGLASS_RUN.format(**run) for run in jobs.hourglass_runs(config)]
-
-
-def hourglass_peak_files():
-    if not HOURGLASS:
-        return []
-    return expand(
-        HOURGLASS_PEAK, device=HOURGLASS["devices"], rep=range(HOURGLASS["reps"])
-    )
-
-
-def hourglass_run_args(wildcards):
-    return jobs.quoted(
-        jobs.hourglass_run_args(
-            config,
-            wildcards.framework,
-            wildcards.variant,
-            wildcards.environment,
-            wildcards.device,
-            wildcards.rep,
-        )
-    )
-
-
-def peak_args(wildcards):
-    return jobs.quoted(jobs.peak_args(config, wildcards.device))
-
-
-def hourglass_outputs():
-    if not HOURGLASS:
-        return []
-    return [
-        f"{RESULTS}/tables/hourglass.csv",
-        f"{RESULTS}/tables/hourglass_ops.csv",
-        f"{RESULTS}/figures/hourglass_ladder.png",
-        f"{RESULTS}/figures/hourglass_ops.png",
-    ]
+    return [f"{RESULTS}/figures/{name}.png", f"{RESULTS}/figures/{name}.svg"]
 
 
 def summary_inputs(wildcards=None):
     return {
-        f"{experiment}_table": f"{RESULTS}/tables/{experiment}.csv"
-        for experiment in ("copy", "hourglass")
-        if experiment in config
+        f"{name}_table": f"{RESULTS}/tables/{name}.csv"
+        for name in EXPERIMENTS
+        if name != "peak"
     }
 
 
-def summary_baselines():
-    """Per experiment, the knobs that name its baseline (the other knobs are matched)."""
-    baselines = {}
-    if COPY:
-        baselines["copy"] = COPY["baseline"]
-    if HOURGLASS:
-        baselines["hourglass"] = HOURGLASS["baseline"]
-    return baselines
+def summary_params():
+    """Per experiment: the columns that name one measured thing, and its baseline."""
+    return {
+        name: {"keys": x.keys(), "baseline": x.baseline}
+        for name, x in EXPERIMENTS.items()
+        if name != "peak"
+    }
+
+
+def _alternatives(names):
+    return "|".join(sorted(map(str, names))) or "no-experiment"
 
 
 wildcard_constraints:
-    framework=_alternatives(frameworks.RUNTIMES),
-    environment=_alternatives(config["environments"]),
-    device="cpu|gpu",
-    input="random|zeros",
-    variant=r"[A-Za-z0-9_]+(-[A-Za-z0-9_]+)*",
-    batch=r"\d+",
+    experiment=_alternatives(EXPERIMENTS),
+    user_experiment=_alternatives(set(EXPERIMENTS) - BUILT_IN_FIGURES),
+    configuration=r"[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*",
     rep=r"\d+",
 
 
 def get_final_output():
-    return (
-        copy_outputs()
-        + hourglass_outputs()
-        + [
-            f"{RESULTS}/tables/summary.csv",
-            f"{RESULTS}/tables/system.csv",
-            f"{RESULTS}/config_used.yaml",
-        ]
-    )
+    return [
+        *(f"{RESULTS}/tables/{name}.csv" for name in EXPERIMENTS),
+        *(f"{RESULTS}/tables/{name}_ops.csv" for name in EXPERIMENTS if traced(name)),
+        *(path for name in EXPERIMENTS for path in figure_files(name)),
+        *EVIDENCE,
+        f"{RESULTS}/tables/summary.csv",
+        f"{RESULTS}/tables/system.csv",
+        f"{RESULTS}/config_used.yaml",
+    ]
 
 
 # ---- GPU jobs need a GPU: checked once the jobs to run are known, before any starts ---------

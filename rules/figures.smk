@@ -6,7 +6,7 @@ rule figures_copy:
         png=report(
             f"{RESULTS}/figures/copy_step.png",
             caption="../report/copy_step.rst",
-            category="Copy step",
+            category="copy",
             labels={"what": "figure"},
         ),
         svg=f"{RESULTS}/figures/copy_step.svg",
@@ -27,14 +27,14 @@ rule figures_hourglass:
         ladder_png=report(
             f"{RESULTS}/figures/hourglass_ladder.png",
             caption="../report/hourglass_ladder.rst",
-            category="Hourglass",
+            category="hourglass",
             labels={"what": "ablation ladder"},
         ),
         ladder_svg=f"{RESULTS}/figures/hourglass_ladder.svg",
         ops_png=report(
             f"{RESULTS}/figures/hourglass_ops.png",
             caption="../report/hourglass_ops.rst",
-            category="Hourglass",
+            category="hourglass",
             labels={"what": "op categories"},
         ),
         ops_svg=f"{RESULTS}/figures/hourglass_ops.svg",
@@ -44,3 +44,23 @@ rule figures_hourglass:
         "../envs/plots.yaml"
     script:
         "../scripts/hourglass_figure.py"
+
+
+rule figures_benchmark:
+    input:
+        table=f"{RESULTS}/tables/{{user_experiment}}.csv",
+        summary=f"{RESULTS}/tables/summary.csv",
+    output:
+        png=report(
+            f"{RESULTS}/figures/{{user_experiment}}.png",
+            caption="../report/benchmark.rst",
+            category="{user_experiment}",
+            labels={"what": "figure"},
+        ),
+        svg=f"{RESULTS}/figures/{{user_experiment}}.svg",
+    log:
+        "logs/figures_benchmark/{user_experiment}.log",
+    conda:
+        "../envs/plots.yaml"
+    script:
+        "../scripts/benchmark_figure.py"

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Compare two result sets (two machines, two versions, two dates), configuration by
-configuration, as pyperf's compare_to does: the ratio of medians with a bootstrap interval,
-a Mann-Whitney test, and a flag on each significant change.
+configuration, as pyperf's compare_to does: the ratio of medians (after / before) with an
+interval from a hierarchical bootstrap over processes, and a change called only when that
+interval lies wholly outside 1 +- the threshold, the rule the summary uses.
 
     compare.py results/paper results --out results/comparison
 
-Reads each set's tidy tables (`<set>/tables/{copy,hourglass}.csv`); writes
-`comparison.csv` and `comparison.png` under --out, and says what was compared and what was
-left out because only one set has it.
+Reads each set's tidy tables and its config_used.yaml (which names what identifies a measured
+configuration); writes `comparison.csv` and `comparison.png` under --out, and says which
+machines are compared, whether they are of one kind, and what was left out because only one
+set has it.
 """
 
 import argparse
@@ -15,16 +17,23 @@ import os
 import sys
 
 import pandas as pd
+import yaml
 
-from knobs.stats import bootstrap_ratio_of_medians, mann_whitney_p
+from knobs import config_check, experiments, stats
 
-# What names a configuration in each experiment's table; everything else is a measurement or
-# a description of where it ran.
-KEYS = {
-    "copy": ["framework", "environment", "device", "input", "batch"],
-    "hourglass": ["framework", "variant", "environment", "device", "phase", "stacks",
-                  "resolution", "batch"],
-}
+SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "config", "schema.yaml")
+
+
+def keys_of(result_set):
+    """{experiment: the table columns that name one measured thing} of a result set."""
+    path = os.path.join(result_set, "config_used.yaml")
+    if not os.path.exists(path):
+        sys.exit(f"compare: {path} is missing: a result set is a folder the workflow wrote "
+                 "(tables/ and config_used.yaml)")
+    with open(path) as handle:
+        config = config_check.fill_defaults(yaml.safe_load(handle), SCHEMA)
+    return {name: x.keys() for name, x in experiments.experiments(config).items()
+            if name != "peak"}
 
 
 def load(result_set, experiment):
@@ -35,29 +44,29 @@ def load(result_set, experiment):
     return table[table["seconds"].notna()]
 
 
-def compare(before, after, keys, threshold, alpha=0.05):
-    groups_before = {k: g["seconds"].to_numpy() for k, g in before.groupby(keys)}
-    groups_after = {k: g["seconds"].to_numpy() for k, g in after.groupby(keys)}
+def compare(before, after, keys, threshold):
+    groups_before = {k: stats.processes_of(g) for k, g in before.groupby(keys)}
+    groups_after = {k: stats.processes_of(g) for k, g in after.groupby(keys)}
     common = sorted(set(groups_before) & set(groups_after), key=str)
     rows = []
-    for key in common:
+    for number, key in enumerate(common):
         a, b = groups_before[key], groups_after[key]
-        ratio, low, high = bootstrap_ratio_of_medians(b, a)
-        p = mann_whitney_p(a, b)
-        significant = p < alpha and not low <= 1 <= high and abs(ratio - 1) >= threshold
-        change = "same" if not significant else ("slower" if ratio > 1 else "faster")
-        rows.append({**dict(zip(keys, key)), "median_before": float(pd.Series(a).median()),
-                     "median_after": float(pd.Series(b).median()), "ratio": ratio,
-                     "ratio_low": low, "ratio_high": high, "p_value": p, "change": change,
-                     "n_before": a.size, "n_after": b.size})
+        ratio, low, high = stats.ratio_interval(b, a, seed=number)
+        change = {"faster": "faster", "slower": "slower"}.get(
+            stats.verdict(low, high, threshold), "same")
+        rows.append({**dict(zip(keys, key)), "median_before": float(pd.Series(
+            [s for p in a for s in p]).median()), "median_after": float(pd.Series(
+                [s for p in b for s in p]).median()), "ratio": ratio, "ratio_low": low,
+            "ratio_high": high, "change": change, "processes_before": len(a),
+            "processes_after": len(b)})
     only_before = sorted(set(groups_before) - set(groups_after), key=str)
     only_after = sorted(set(groups_after) - set(groups_before), key=str)
     return pd.DataFrame(rows), only_before, only_after
 
 
-def describe(table):
-    first = table.iloc[0]
-    return f"{first['host']} ({first['cpu']})"
+def machines(table):
+    return sorted(table["machine_kind"].dropna().unique()) if "machine_kind" in table else [
+        f"{table.iloc[0]['cpu']} (kind not recorded)"]
 
 
 def plot(comparison, path, title):
@@ -67,7 +76,6 @@ def plot(comparison, path, title):
     import matplotlib.pyplot as plt
 
     comparison = comparison.sort_values("ratio").reset_index(drop=True)
-    labels = comparison["label"]
     colours = comparison["change"].map({"same": "0.55", "slower": "tab:red",
                                         "faster": "tab:blue"})
     fig, ax = plt.subplots(figsize=(9, 0.22 * len(comparison) + 1.8))
@@ -76,10 +84,10 @@ def plot(comparison, path, title):
                                           [row["ratio_high"] - row["ratio"]]],
                     fmt="o", ms=3, capsize=2, color=colours[y])
     ax.axvline(1, color="0.3", lw=1)
-    ax.set_yticks(range(len(labels)), labels, fontsize=6)
+    ax.set_yticks(range(len(comparison)), comparison["label"], fontsize=6)
     ax.set_xscale("log")
-    ax.set_xlabel("time after / time before (ratio of medians, 95% bootstrap CI; "
-                  "red slower, blue faster, grey no significant change)")
+    ax.set_xlabel("time after / time before (ratio of medians, 95% interval over processes; "
+                  "red slower, blue faster, grey no change called)")
     ax.set_title(title, fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=130)
@@ -91,28 +99,34 @@ def main(argv=None):
     parser.add_argument("after")
     parser.add_argument("--out", required=True)
     parser.add_argument("--threshold", type=float, default=0.05,
-                        help="smallest relative change reported as one (default 5%%)")
+                        help="smallest relative change called one (default 5%%)")
     args = parser.parse_args(argv)
     parts, report = [], []
-    for experiment, keys in KEYS.items():
+    keys = {**keys_of(args.after), **keys_of(args.before)}
+    for experiment, columns in keys.items():
         before, after = load(args.before, experiment), load(args.after, experiment)
         if before is None or after is None:
             missing = [s for s, t in ((args.before, before), (args.after, after)) if t is None]
             report.append(f"{experiment}: not compared, no table in {', '.join(missing)}")
             continue
-        table, only_before, only_after = compare(before, after, keys, args.threshold)
-        report.append(f"{experiment}: {describe(before)} -> {describe(after)}: "
+        kinds = (machines(before), machines(after))
+        if kinds[0] != kinds[1]:
+            report.append(f"{experiment}: DIFFERENT KINDS OF MACHINE: a change may be the "
+                          f"machine's:\n  before: {'; '.join(kinds[0])}\n  after:  "
+                          f"{'; '.join(kinds[1])}")
+        table, only_before, only_after = compare(before, after, columns, args.threshold)
+        report.append(f"{experiment}: {before.iloc[0]['host']} -> {after.iloc[0]['host']}: "
                       f"{len(table)} configurations compared, {len(only_before)} only before, "
                       f"{len(only_after)} only after")
         for name, left in (("only in " + args.before, only_before),
                            ("only in " + args.after, only_after)):
             for key in left[:20]:
-                report.append(f"  left out ({name}): {dict(zip(keys, key))}")
+                report.append(f"  left out ({name}): {dict(zip(columns, key))}")
             if len(left) > 20:
                 report.append(f"  ... and {len(left) - 20} more {name}")
         if len(table):
-            table.insert(0, "experiment", experiment)
-            table["label"] = table[keys].astype(str).agg(" ".join, axis=1)
+            table["same_kind_of_machine"] = kinds[0] == kinds[1]
+            table["label"] = table[columns].astype(str).agg(" ".join, axis=1)
             parts.append(table)
     print("\n".join(report))
     if not parts:
@@ -123,7 +137,7 @@ def main(argv=None):
     plot(comparison, os.path.join(args.out, "comparison.png"),
          f"{args.after} against {args.before}")
     changed = comparison[comparison["change"] != "same"]
-    print(f"{len(changed)} significant changes of {len(comparison)}: "
+    print(f"{len(changed)} changes called of {len(comparison)} ({len(changed) / len(comparison):.0%}): "
           f"{(changed['change'] == 'slower').sum()} slower, "
           f"{(changed['change'] == 'faster').sum()} faster")
 

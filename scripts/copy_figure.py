@@ -24,11 +24,15 @@ noisy_keys = set(zip(noisy["framework"], noisy["device"], noisy["environment"], 
 frameworks = list(dict.fromkeys(snakemake.config["copy"]["frameworks"]))
 panels = [(f, d) for f in frameworks for d in ("cpu", "gpu")
           if ((table["framework"] == f) & (table["device"] == d)).any()]
-environments = sorted(table["environment"].unique(), key=list(snakemake.config["environments"]).index)
-# The same colour for the same environment in every figure.
-palette = dict(zip(snakemake.config["environments"],
-                   sns.color_palette("colorblind", len(snakemake.config["environments"]))))
-markers = dict(zip(snakemake.config["environments"], "osD^vP*Xph"))
+TWIN = ".twin"  # the baseline measured again: the A/A noise floor
+names = list(snakemake.config["environments"])
+environments = sorted(table["environment"].unique(),
+                      key=lambda e: (names.index(e.removesuffix(TWIN)), e.endswith(TWIN)))
+# The same colour for the same environment in every figure; its A/A twin dashed, in grey.
+palette = dict(zip(names, sns.color_palette("colorblind", len(names))))
+palette.update({f"{name}{TWIN}": "0.45" for name in names})
+markers = dict(zip(names, "osD^vP*Xph"))
+markers.update({f"{name}{TWIN}": "" for name in names})
 
 summary = (table.groupby(["framework", "device", "environment", "input", "batch", "bytes"])
            .agg(median=("seconds", "median"), q25=("seconds", lambda s: s.quantile(0.25)),
@@ -65,9 +69,12 @@ for column, (framework, device) in enumerate(panels):
                            & (summary["input"] == input_kind)]
             if part.empty:
                 continue
+            twin = environment.endswith(TWIN)
             style = dict(color=palette[environment], marker=markers[environment], ms=4,
-                         lw=1.3, alpha=0.85, ls="-" if input_kind == "random" else "--")
-            label = environment if input_kind == "random" else f"{environment} ({input_kind})"
+                         lw=0.9 if twin else 1.3, alpha=0.85,
+                         ls=(0, (4, 2)) if twin else "-" if input_kind == "random" else "--")
+            label = (f"{environment.removesuffix(TWIN)} again (A/A)" if twin else environment)
+            label += "" if input_kind == "random" else f" ({input_kind})"
             time_ax.plot(part["batch"], part["median"] * 1e3, label=label, **style)
             time_ax.fill_between(part["batch"], part["q25"] * 1e3, part["q75"] * 1e3,
                                  color=palette[environment], alpha=0.2, lw=0)

@@ -3,10 +3,10 @@
 same entry points with the same arguments the rules pass, writing the same result files.
 
 What the node cannot run is skipped with a line saying why; what is already measured is
-kept. At the end `<results>/config.yaml` describes exactly the configurations whose results
-are complete, so that the workflow, where Snakemake runs, builds the tables, figures and
-report from them without running anything (`make paper`). Usually called through
-scripts/gpu_paper.sh.
+kept. At the end `<results>/config.yaml` is the config with `not_measured` listing every
+result file that is missing, so that the workflow, where Snakemake runs, builds the tables,
+figures and report from what is there without running anything (`make paper`). Usually
+called through scripts/gpu_paper.sh.
 """
 
 import argparse
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import yaml
 
-from knobs import config_check, environment, frameworks, jobs
+from knobs import config_check, environment, experiments
 
 REPO = Path(__file__).resolve().parent.parent
 SCHEMA = REPO / "config" / "schema.yaml"
@@ -59,31 +59,27 @@ def probe(python, modules):
     done = subprocess.run([python, "-c", PROBE, *sorted(modules)], capture_output=True,
                           text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3",
                                           "PYTHONPATH": os.pathsep.join(filter(None, [
-                                              str(jobs.SCRIPTS), os.environ.get("PYTHONPATH")]))})
+                                              str(experiments.SCRIPTS), os.environ.get("PYTHONPATH")]))})
     if done.returncode:
         sys.exit(f"gpu_paper: cannot probe {python}: {done.stderr.strip()[-500:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 @dataclass
-class Job:
+class Task:
+    """One command the workflow would run: a measurement (a rep of a configuration) or an
+    evidence file."""
+
     name: str
-    script: str
-    args: list  # as the rule passes them, without the output flags
-    outputs: dict  # output flag -> path(s)
+    words: list  # the command, as the rule runs it, less its --out
+    out: str
     needs: tuple  # modules it imports
     gpu_library: str = None  # the library that must see a GPU, if it runs on one
-    environment: str = None  # run through with_environment.py under this environment
+    environment: str = None
     log: str = None
 
-    def measured(self):
-        """The result files (a run that could not trace, such as an unavailable
-        torch.compile, writes its result but no trace: it is measured all the same)."""
-        value = self.outputs["--out"]
-        return value if isinstance(value, list) else [value]
-
     def why_not(self, found, unusable):
-        """Why this node cannot run the job, or None (`unusable`: environment -> why)."""
+        """Why this node cannot run the task, or None (`unusable`: environment -> why)."""
         if self.environment in unusable:
             return unusable[self.environment]
         for module in self.needs:
@@ -95,12 +91,8 @@ class Job:
             return f"{self.gpu_library} sees no GPU here"
         return None
 
-    def command(self, config, python):
-        launcher = jobs.launcher(config, self.environment) if self.environment else []
-        prefix = [python, *launcher] if launcher else []
-        flags = [word for flag, value in self.outputs.items()
-                 for word in [flag, *(value if isinstance(value, list) else [value])]]
-        return [*prefix, python, str(jobs.SCRIPTS / self.script), *map(str, self.args), *flags]
+    def command(self):
+        return [*self.words, "--out", self.out]
 
 
 def unusable_environments(config, names):
@@ -116,64 +108,39 @@ def unusable_environments(config, names):
     return unusable
 
 
-def gpu_jobs(config, devices):
-    """The config's jobs on `devices`, in the order they run: peaks, copies, evidence, steps.
-    Their logs go beside the results, so that they travel back with them."""
-    found, logs = [], f"{jobs.results_dir(config)}/logs"
-    if "hourglass" in config:
-        hourglass = config["hourglass"]
-        for device in [d for d in hourglass["devices"] if d in devices]:
-            for rep in range(hourglass["reps"]):
-                out = jobs.HOURGLASS_PEAK.format(results=jobs.results_dir(config), device=device,
-                                                 rep=rep)
-                found.append(Job(f"peak {device} rep{rep}", "matmul_peak.py",
-                                 jobs.peak_args(config, device), {"--out": out}, ("torch",),
-                                 "torch" if device == "gpu" else None, "glibc",
-                                 f"{logs}/hourglass_peak/{device}/rep{rep}.log"))
-    if "copy" in config:
-        for w, paths in jobs.copy_run_groups(config):
-            if w["device"] not in devices:
+def tasks(config, devices, python):
+    """The config's measurements and evidence on `devices`, in the order the workflow runs
+    them (its rounds); their logs go beside the results, so that they travel back with them."""
+    results = experiments.results_dir(config)
+    logs = f"{results}/logs"
+    found = experiments.jobs(config)
+    position = experiments.schedule(found)
+    todo = []
+    for job in sorted(found, key=lambda job: position[job.run("")]):
+        c = job.configuration
+        if c.device not in devices:
+            continue
+        todo.append(Task(f"{c.experiment} {' '.join(c.path.split('/'))} rep{job.rep}",
+                         experiments.command(config, job, python), job.run(results),
+                         c.needs, c.gpu_library, c.environment,
+                         f"{logs}/benchmark_run/{c.experiment}/{c.path}/rep{job.rep}.log"))
+    for experiment in experiments.experiments(config).values():
+        for evidence in experiment.evidence:
+            c = evidence.configuration
+            if not set(evidence.devices) & set(devices):
                 continue
-            found.append(Job(
-                "copy {framework} {environment} {device} {input} rep{rep}".format(**w),
-                "copy_run.py", jobs.copy_run_args(config, **w), {"--out": paths},
-                frameworks.imports(w["framework"]),
-                frameworks.GPU[w["framework"]] if w["device"] == "gpu" else None,
-                w["environment"],
-                f"{logs}/copy_run/"
-                + "{framework}/{environment}/{device}/{input}/rep{rep}.log".format(**w)))
-        for framework in jobs.copy_evidence_frameworks(config):
-            runs_on = jobs.copy_devices(config, framework)
-            if not set(runs_on) & set(devices):
-                continue
-            out = jobs.COPY_EVIDENCE.format(results=jobs.results_dir(config), framework=framework)
-            found.append(Job(f"evidence {framework}", "copy_evidence.py",
-                             jobs.copy_evidence_args(config, framework), {"--out": out},
-                             frameworks.imports(framework),
-                             frameworks.GPU[framework] if "gpu" in runs_on else None,
-                             log=f"{logs}/copy_evidence/{framework}.log"))
-    if "hourglass" in config:
-        results = jobs.results_dir(config)
-        for w in jobs.hourglass_runs(config):
-            if w["device"] not in devices:
-                continue
-            trace = jobs.HOURGLASS_TRACE.format(results=results, **w)
-            out = jobs.HOURGLASS_RUN.format(results=results, **w)
-            found.append(Job(
-                "hourglass {framework} {variant} {environment} {device} rep{rep}".format(**w),
-                "hourglass_run.py", jobs.hourglass_run_args(config, **w),
-                {"--trace": trace, "--out": out}, (w["framework"],),
-                w["framework"] if w["device"] == "gpu" else None, w["environment"],
-                f"{logs}/hourglass_run/"
-                + "{framework}/{variant}/{environment}/{device}/rep{rep}.log".format(**w)))
-    return found
+            todo.append(Task(f"evidence {experiment.name} {evidence.name}",
+                             experiments.evidence_command(config, evidence, python),
+                             evidence.file(results), c.needs, c.gpu_library, c.environment,
+                             f"{logs}/benchmark_evidence/{experiment.name}/{evidence.name}.log"))
+    return todo
 
 
-def run(job, config, python):
-    os.makedirs(os.path.dirname(job.log), exist_ok=True)
+def run(task):
+    os.makedirs(os.path.dirname(task.log), exist_ok=True)
     start = time.perf_counter()
-    with open(job.log, "w") as log:
-        done = subprocess.run(job.command(config, python), stdout=log, stderr=subprocess.STDOUT)
+    with open(task.log, "w") as log:
+        done = subprocess.run(task.command(), stdout=log, stderr=subprocess.STDOUT)
     return done.returncode, time.perf_counter() - start
 
 
@@ -192,58 +159,66 @@ def main():
     config = load_config(args.configfile)
     if args.results:
         config["results"] = args.results
-    results = Path(jobs.results_dir(config))
-    todo = gpu_jobs(config, args.devices)
-    modules = {m for job in todo for m in job.needs} | {j.gpu_library for j in todo if j.gpu_library}
+    results = Path(experiments.results_dir(config))
+    todo = tasks(config, args.devices, args.python)
+    modules = {m for task in todo for m in task.needs} | {t.gpu_library for t in todo if t.gpu_library}
     found = probe(args.python, modules)
     print("here: " + ", ".join(f"{m} {v.get('version', 'not importable')}"
                                + (f" (GPU: {v['gpu']})" if "gpu" in v else "")
                                for m, v in sorted(found.items())))
-    unusable = unusable_environments(config, {j.environment for j in todo if j.environment})
+    unusable = unusable_environments(config, {t.environment for t in todo if t.environment})
     started, counts = time.perf_counter(), {"ran": 0, "failed": 0, "skipped": 0, "done": 0}
-    skipped = {}  # (job without its rep, why) -> jobs
-    for job in todo:
-        if all(os.path.exists(p) for p in job.measured()):
+    skipped = {}  # (task without its rep, why) -> tasks
+    for task in todo:
+        if os.path.exists(task.out):
             counts["done"] += 1
             continue
-        why = job.why_not(found, unusable)
+        why = task.why_not(found, unusable)
         if why is None and args.time_limit and time.perf_counter() - started > args.time_limit:
             why = f"time limit of {args.time_limit:.0f} s reached"
         if why:
             counts["skipped"] += 1
-            skipped.setdefault((job.name.rsplit(" rep", 1)[0], why), []).append(job.name)
+            skipped.setdefault((task.name.rsplit(" rep", 1)[0], why), []).append(task.name)
             continue
         if args.dry_run:
-            print(f"would run: {job.name}: {jobs.quoted(job.command(config, args.python))}")
+            print(f"would run: {task.name}: {experiments.quoted(task.command())}")
             continue
-        code, seconds = run(job, config, args.python)
+        code, seconds = run(task)
         counts["ran" if code == 0 else "failed"] += 1
-        print(f"{'ok' if code == 0 else f'FAILED (exit {code}, see {job.log})'}: {job.name} "
+        print(f"{'ok' if code == 0 else f'FAILED (exit {code}, see {task.log})'}: {task.name} "
               f"({seconds:.1f} s)", flush=True)
     for (name, why), names in skipped.items():
         print(f"skip: {name}{f' ({len(names)} reps)' if len(names) > 1 else ''}: {why}")
     print(", ".join(f"{n} {k}" for k, n in counts.items()))
     if args.dry_run:
         return 0
-    measured, dropped = jobs.measured_config(config, os.path.exists)
-    for line in dropped:
-        print(f"left out of {results}/config.yaml: {line}")
-    if "copy" in measured or "hourglass" in measured:
-        results.mkdir(parents=True, exist_ok=True)
-        with open(results / "config.yaml", "w") as out:
-            out.write(f"# What {args.configfile} measured here, complete configurations only "
-                      "(written by scripts/gpu_paper.py).\n")
-            yaml.safe_dump(measured, out, sort_keys=False)
-        print(f"wrote {(results / 'config.yaml').resolve()}; build its tables and figures where "
-              "Snakemake runs: make paper")
-        if results.is_absolute():
-            print(f"note: results is an absolute path ({results}): make paper looks for "
-                  "results/paper/*/config.yaml, so copy the folder there and set its `results`")
-    else:
-        print("nothing complete was measured: no config.yaml written")
-        return 1
-    return 1 if counts["failed"] else 0
+    return write_measured_config(config, args.configfile, results, todo, counts)
 
+
+def write_measured_config(config, configfile, results, todo, counts):
+    """<results>/config.yaml: the config, with `not_measured` listing what is missing, so the
+    workflow builds tables and figures from what is there without running anything."""
+    missing = [os.path.relpath(t.out, results) for t in todo if not os.path.exists(t.out)]
+    every = [os.path.relpath(job.run(results), results) for job in experiments.jobs(config)]
+    if len(missing) == len(todo) or not set(every) - set(missing):
+        print("nothing was measured: no config.yaml written")
+        return 1
+    # What this node was not asked to run (another device) is not measured here either.
+    asked = {os.path.relpath(t.out, results) for t in todo}
+    missing += [path for path in every if path not in asked]
+    measured = {**config, "not_measured": sorted(set(config["not_measured"]) | set(missing))}
+    results.mkdir(parents=True, exist_ok=True)
+    with open(results / "config.yaml", "w") as out:
+        out.write(f"# What {configfile} measured here (written by scripts/gpu_paper.py); "
+                  f"not_measured lists the {len(measured['not_measured'])} result files it "
+                  "does not hold.\n")
+        yaml.safe_dump(measured, out, sort_keys=False)
+    print(f"wrote {(results / 'config.yaml').resolve()} ({len(missing)} results not measured); "
+          "build its tables and figures where Snakemake runs: make paper")
+    if results.is_absolute():
+        print(f"note: results is an absolute path ({results}): make paper looks for "
+              "results/paper/*/config.yaml, so copy the folder there and set its `results`")
+    return 1 if counts["failed"] else 0
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,6 +1,7 @@
-"""Hourglass figures (a Snakemake script; reads the tidy tables only): the ablation ladder
-(each configuration's step time relative to the baseline, with 95% bootstrap intervals) and
-the time per op category of each configuration's traced train step."""
+"""Hourglass figures (a Snakemake script; reads the tidy tables and the summary only): the
+ablation ladder (each configuration's step time relative to the baseline, with intervals over
+processes, and the A/A noise floor) and the time per op category of each configuration's
+traced train step."""
 
 import sys
 
@@ -11,72 +12,79 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from knobs.stats import bootstrap_ratio_of_medians  # noqa: E402
-
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
 SEED = {"tensorflow": 0.717, "torch": 0.343, "size": (8, 256, 6)}  # Titan X Pascal, seconds
 COLOURS = dict(zip(["tensorflow", "torch"], sns.color_palette("colorblind", 2)))
+VERDICT_MARK = {"faster": "v", "slower": "^", "no effect measured": "o"}
 
 steps = pd.read_csv(snakemake.input.steps, low_memory=False)
 summary = pd.read_csv(snakemake.input.summary)
 summary = summary[summary["experiment"] == "hourglass"]
-threshold = snakemake.config["statistics"]["cv_threshold"]
 ops = pd.read_csv(snakemake.input.ops)
 baseline = snakemake.config["hourglass"]["baseline"]
 ok = steps[steps["status"] == "ok"]
-configs = (steps.groupby(["rung", "label", "framework", "variant", "environment", "device"])
-           .size().reset_index().sort_values("rung"))
-is_base = ((ok["framework"] == baseline["framework"]) & (ok["variant"] == baseline["variant"])
-           & (ok["environment"] == baseline["environment"]))
+configs = (steps.groupby(["rung", "label", "configuration", "framework", "variant",
+                          "environment", "device"])
+           .size().reset_index().sort_values("rung").reset_index(drop=True))
 first = ok.iloc[0]
 size = (int(first["stacks"]), int(first["resolution"]), int(first["batch"]))
-
-fig, axes = plt.subplots(1, 3, figsize=(17, 0.45 * len(configs) + 2.6), sharey=True)
-def flagged(config):
-    """The label, with the CV of any phase over the threshold: noisy rows are visible."""
-    rows = summary[(summary["framework"] == config.framework)
-                   & (summary["variant"] == config.variant) & (summary["device"] == config.device)
-                   & (summary["environment"] == config.environment) & summary["noisy"]]
-    if rows.empty:
-        return config.label
-    return config.label + "  [noisy: " + ", ".join(
-        f"{r.phase} CV {r.cv:.0%}" for r in rows.itertuples()) + "]"
+by_key = summary.set_index(["framework", "variant", "environment", "device", "phase"])
 
 
-labels = [flagged(config) for config in configs.itertuples()]
+def flags(config):
+    """Why a row deserves a second look: a noisy phase, a disturbed process."""
+    notes = []
+    for phase in ("forward", "train"):
+        key = (config.framework, config.variant, config.environment, config.device, phase)
+        if key in by_key.index and by_key.loc[key, "noisy"]:
+            notes.append(f"{phase} CV {by_key.loc[key, 'cv']:.0%}")
+    mine = steps[steps["configuration"] == config.configuration]
+    disturbed = mine.loc[mine["disturbed"].notna(), "rep"].unique()
+    if len(disturbed):
+        notes.append(f"disturbed: rep {', '.join(map(str, sorted(disturbed)))}")
+    return config.label + (f"  [{'; '.join(notes)}]" if notes else "")
+
+
+labels = [flags(config) for config in configs.itertuples()]
+fig, axes = plt.subplots(1, 3, figsize=(17, 0.45 * len(configs) + 2.8), sharey=True)
 for column, phase in enumerate(["forward", "train"]):
     ax = axes[column]
-    base_of = {d: ok[is_base & (ok["phase"] == phase) & (ok["device"] == d)]["seconds"]
-               for d in ok["device"].unique()}  # each device against its own baseline
-    base = base_of[first["device"]]
     for y, config in enumerate(configs.itertuples()):
-        mine = ok[(ok["rung"] == config.rung) & (ok["phase"] == phase)]["seconds"]
-        base = base_of.get(config.device, base.iloc[:0])
-        if mine.empty or base.empty:
+        key = (config.framework, config.variant, config.environment, config.device, phase)
+        if key not in by_key.index or pd.isna(by_key.loc[key].get("ratio")):
             ax.text(1, y, "unavailable", va="center", ha="center", fontsize=8, color="0.4")
             continue
-        ratio, low, high = bootstrap_ratio_of_medians(mine, base)
-        ax.errorbar(ratio, y, xerr=[[ratio - low], [high - ratio]], fmt="o", capsize=3,
+        row = by_key.loc[key]
+        ax.errorbar(row["ratio"], y, xerr=[[row["ratio"] - row["ratio_low"]],
+                                           [row["ratio_high"] - row["ratio"]]],
+                    fmt=VERDICT_MARK[row["verdict"]], capsize=3,
                     color=COLOURS[config.framework])
-        ax.text(high, y, f"  {ratio:.2f}x", va="center", fontsize=8)
+        ax.text(row["ratio_high"], y, f"  {row['ratio']:.2f}x", va="center", fontsize=8)
+    rows = summary[summary["phase"] == phase]
+    floor = rows["noise_floor"].max()
+    ax.axvspan(1 / (1 + floor), 1 + floor, color="0.85", zorder=0,
+               label=f"no effect called: A/A noise floor and threshold, +-{floor:.1%}")
     ax.axvline(1, color="0.3", lw=1)
     if phase == "train":
         ax.axvline(0.85, color="0.5", ls=":", lw=1, label="goal: 0.85x")
         ax.axvline(SEED["tensorflow"] / SEED["torch"], color="tab:red", ls="--", lw=1,
                    label="seed's report: TF 717 / Torch 343 ms = 2.09x")
-        ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="lower right", fontsize=7)
     ax.set_xlabel(f"{phase} time / {baseline['framework']} {baseline['variant']}\n"
-                  "(ratio of medians, 95% bootstrap CI)")
-    ax.set_title(f"{phase}: " + ", ".join(f"{1e3 * b.median():.0f} ms" for b in base_of.values())
-                 + " baseline")
+                  "(ratio of medians, 95% interval over processes; "
+                  "v faster, ^ slower, o no effect)")
+    medians = rows[(rows["framework"] == baseline["framework"])
+                   & (rows["variant"] == baseline["variant"])
+                   & (rows["environment"] == baseline["environment"])]["median"]
+    ax.set_title(f"{phase}: " + ", ".join(f"{1e3 * m:.0f} ms" for m in medians) + " baseline")
 
 ax = axes[2]
 train = ok[ok["phase"] == "train"]
 for y, config in enumerate(configs.itertuples()):
-    mine = train[train["rung"] == config.rung]
+    mine = train[train["configuration"] == config.configuration]
     if mine.empty:
-        reason = steps[steps["rung"] == config.rung]["reason"].dropna()
+        reason = steps[steps["configuration"] == config.configuration]["reason"].dropna()
         ax.text(0.01, y, "unavailable: " + (reason.iloc[0][:60] if len(reason) else "?"),
                 transform=ax.get_yaxis_transform(), va="center", fontsize=7, color="0.4")
         continue
@@ -98,20 +106,24 @@ ax.set_xlim(right=ax.get_xlim()[1] * 1.5)  # room for the labels beside the bars
 ax.set_title("train step time and achieved FLOP/s")
 axes[0].set_yticks(range(len(labels)), labels, fontsize=8)
 for tick, text in zip(axes[0].get_yticklabels(), labels):
-    if "[noisy" in text:
+    if "[" in text:
         tick.set_color("tab:red")
 axes[0].invert_yaxis()
 label = snakemake.config.get("label")
-fig.suptitle(f"{label + ': ' if label else ''}Stacked hourglass, {size[0]} stacks, {size[1]}x{size[1]}, batch {size[2]} "
-             f"({int(first['params']):,} parameters) on "
+processes = ok.groupby("configuration")["rep"].nunique()
+fig.suptitle(f"{label + ': ' if label else ''}Stacked hourglass, {size[0]} stacks, "
+             f"{size[1]}x{size[1]}, batch {size[2]} ({int(first['params']):,} parameters) on "
              + "; ".join(f"{first['cpu']}, {int(first['threads'])} threads" if device == "cpu"
                          else ok.loc[ok["device"] == device, "gpu"].fillna("GPU").iloc[0]
-                         for device in sorted(ok["device"].unique())), fontsize=11)
+                         for device in sorted(ok["device"].unique()))
+             + f"; {processes.min()}-{processes.max()} processes per configuration", fontsize=11)
 fig.tight_layout()
 fig.savefig(snakemake.output.ladder_png, dpi=130)
 fig.savefig(snakemake.output.ladder_svg)
 
 # Op categories of the traced train step, one stacked bar per configuration.
+placed = configs.set_index("configuration")[["rung", "label"]]
+ops = ops[ops["configuration"].isin(placed.index)].join(placed, on="configuration")
 per_category = (ops.groupby(["rung", "label", "category", "rep"])["seconds"].sum()
                 .groupby(["rung", "label", "category"]).mean() * 1e3).unstack(fill_value=0)
 per_category = per_category.reindex(configs.set_index(["rung", "label"]).index, fill_value=0)
@@ -122,7 +134,7 @@ fig, ax = plt.subplots(figsize=(10, 0.42 * len(per_category) + 2))
 per_category.droplevel("rung").plot.barh(
     stacked=True, ax=ax, color=sns.color_palette("colorblind", len(per_category.columns)))
 ax.invert_yaxis()
-ax.set_xlabel("op time in one traced train step (ms, summed over threads)")
+ax.set_xlabel("op time in one traced train step (ms, summed over threads; mean over processes)")
 ax.set_ylabel("")
 ax.set_title("Where the train step's time goes, by op category (from the traces)")
 ax.legend(loc="lower right", fontsize=8)

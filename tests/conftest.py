@@ -1,3 +1,4 @@
+import json
 import os
 import subprocess
 import sys
@@ -13,6 +14,20 @@ SNAKEMAKE = REPO / ".venv" / "bin" / "snakemake"
 TINY = REPO / "tests" / "configs" / "tiny.yaml"
 
 sys.path.insert(0, str(SCRIPTS))
+
+
+def run_benchmark(tmp_path, environment, extra=(), env=None, framework="numpy", python=PYTHON,
+                  device="cpu", batches=(1,), samples=3):
+    """run_benchmark.py timing a tiny copy under `environment` (its knobs in `extra`)."""
+    out = tmp_path / f"{environment}.json"
+    command = [str(python), str(SCRIPTS / "run_benchmark.py"), "--experiment", "copy",
+               "--label", f"framework={framework}", "--label", f"environment={environment}",
+               "--benchmark", "copy", "--params",
+               json.dumps({"framework": framework, "batches": list(batches),
+                           "image": [3, 16, 16], "input": "random"}),
+               "--environment", environment, *extra, "--device", device, "--rep", "1",
+               "--warmup", "1", "--samples", str(samples), "--order", "shuffled", "--out", str(out)]
+    return subprocess.run(command, capture_output=True, text=True, env=env), out
 
 
 def load_yaml(path):

@@ -15,7 +15,7 @@ IMPORTS = {
     "tensorflow": ["tensorflow", "numpy"],
     "pytensor": ["pytensor", "numba", "jax", "jaxlib", "numpy", "cxx-compiler"],
     "theano": ["theano", "numpy", "scipy", "cxx-compiler"],
-    "plots": ["pandas", "seaborn", "matplotlib-base"],
+    "plots": ["pandas", "seaborn", "matplotlib-base", "jsonschema", "pyyaml"],
 }
 PRELOADED = ["gperftools", "jemalloc"]  # so the environments' preloads resolve inside the env
 
@@ -52,5 +52,9 @@ def test_env_file_pins_what_its_code_imports(runtime):
 
 
 def test_every_framework_runtime_has_an_env_file():
-    for framework, runtime in frameworks.RUNTIMES.items():
-        assert (REPO / "envs" / f"{runtime}.yaml").is_file(), framework
+    for framework, spec in frameworks.FRAMEWORKS.items():
+        assert (REPO / "envs" / f"{spec.runtime}.yaml").is_file(), framework
+    schema = load_yaml(REPO / "config" / "schema.yaml")
+    runtimes = schema["properties"]["benchmarks"]["additionalProperties"]["properties"]["runtime"]
+    for runtime in runtimes["enum"]:  # what a user's benchmark may run in
+        assert (REPO / "envs" / f"{runtime}.yaml").is_file(), runtime

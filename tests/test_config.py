@@ -8,7 +8,7 @@ from conftest import REPO, TINY, dry_run, load_yaml, write_config
 from knobs.config_check import ConfigError, check_copy
 
 SHIPPED = sorted((REPO / "config").glob("*.yaml"))
-SHIPPED = [path for path in SHIPPED if path.name != "schema.yaml"]
+SHIPPED = [path for path in SHIPPED if not path.name.endswith("schema.yaml")]
 SHIPPED += [TINY, REPO / "tests" / "slurm" / "tiny_slurm.yaml", REPO / "results" / "paper" / "config.yaml"]
 
 
@@ -67,6 +67,22 @@ BAD = [
      "hourglass.tensorflow", "acts on a GPU only"),
     ({"hourglass.baseline": {"framework": "torch", "variant": "channels_last",
                              "environment": "glibc"}}, "hourglass.baseline", "not among"),
+    ({"statistics.alpha": 0.05}, "statistics", "alpha"),
+    ({"environments.tcmalloc.require_effect": ["libjemalloc.so.2"]},
+     "environments.tcmalloc.require_effect", "not one of its knobs"),
+    ({"environments.quoting.require_effect": True}, "environments.quoting.require_effect",
+     "no effect check"),
+    ({"pass_env": ["LD LIBRARY PATH"]}, "pass_env[0]", "does not match"),
+    ({"benchmarks.toy": {"module": "nowhere/toy.py", "environments": ["glibc"]}},
+     "benchmarks.toy.module", "is not a file"),
+    ({"benchmarks.copy": {"module": "copy", "environments": ["glibc"]}}, "benchmarks",
+     "should not be valid"),
+    ({"benchmarks.toy": {"module": "peak", "environments": ["glibc", "tcmaloc"]}},
+     "benchmarks.toy.environments", "tcmaloc"),
+    ({"benchmarks.toy": {"module": "peak", "environments": ["glibc"], "baseline": "tcmalloc"}},
+     "benchmarks.toy.baseline", "not among"),
+    ({"benchmarks.toy": {"module": "peak", "environments": ["glibc"], "runtime": "caffe"}},
+     "benchmarks.toy.runtime", "numpy, torch"),
 ]
 
 

@@ -1,4 +1,6 @@
-"""Environments prove themselves: a knob that did not apply is a failed run, never a result."""
+"""Environments prove themselves: a knob that did not apply is a failed run, never a result;
+every proof says whether it saw the knob's effect or only its presence; the measured process
+starts from an allowlist, not from the caller's shell."""
 
 import json
 import os
@@ -6,123 +8,168 @@ import subprocess
 
 import pytest
 
-from conftest import PYTHON, SCRIPTS
-from knobs.environment import SPEC_VARIABLE, launch_env
+from conftest import PYTHON, SCRIPTS, run_benchmark
+from knobs.environment import EFFECTS, SPEC_VARIABLE, Knob, launch_env
 
 TCMALLOC = "libtcmalloc.so.4"
 
 
-def copy_run(tmp_path, environment, launcher_args=None, env=None):
-    """copy_run.py on a tiny batch, through the launcher unless launcher_args is None."""
-    out = tmp_path / "result.json"
-    command = [str(PYTHON), str(SCRIPTS / "copy_run.py"), "--framework", "numpy",
-               "--environment", environment, "--batches", "1", "--image", "3", "8", "8",
-               "--warmup", "0", "--calls", "2", "--out", str(out)]
-    if launcher_args is not None:
-        command = [str(PYTHON), str(SCRIPTS / "with_environment.py"), "--name", environment,
-                   *launcher_args, "--", *command]
-    done = subprocess.run(command, capture_output=True, text=True, env=env)
-    return done, out
-
-
 def test_missing_preload_is_a_failed_run_naming_environment_and_library(tmp_path):
-    done, out = copy_run(tmp_path, "lie", ["--preload", "libdoesnotexist.so.1"])
+    done, out = run_benchmark(tmp_path, "lie", ["--preload", "libdoesnotexist.so.1"])
     assert done.returncode != 0
     assert "environment 'lie'" in done.stderr and "libdoesnotexist.so.1" in done.stderr
     assert not out.exists()
 
 
 def test_missing_tcmalloc_names_the_package_to_install(tmp_path):
-    done, _ = copy_run(tmp_path, "tc", ["--preload", "/nonexistent/libtcmalloc.so.4"])
+    done, _ = run_benchmark(tmp_path, "tc", ["--preload", "/nonexistent/libtcmalloc.so.4"])
     assert done.returncode != 0 and "libgoogle-perftools4" in done.stderr
+
+
+def measured_process(tmp_path, env):
+    """The measured process alone (--measure), started with `env` as its whole environment."""
+    out = tmp_path / "result.json"
+    command = [str(PYTHON), str(SCRIPTS / "run_benchmark.py"), "--measure", "--experiment", "t",
+               "--label", "environment=glibc", "--benchmark", "copy", "--params",
+               json.dumps({"framework": "numpy", "batches": [1], "image": [3, 8, 8],
+                           "input": "random"}),
+               "--environment", "tcmalloc", "--samples", "2", "--out", str(out)]
+    return subprocess.run(command, capture_output=True, text=True, env=env), out
 
 
 def test_preload_that_the_loader_ignored_is_caught(tmp_path):
     """The spec claims a preload the process does not have (as when ld.so ignores one)."""
-    spec = launch_env("tcmalloc", {}, [TCMALLOC])[SPEC_VARIABLE]
-    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
-    env[SPEC_VARIABLE] = spec
-    done, out = copy_run(tmp_path, "tcmalloc", env=env)
+    env = launch_env("tcmalloc", {"preload": [TCMALLOC]}, 1)
+    del env["LD_PRELOAD"]
+    done, out = measured_process(tmp_path, env)
     assert done.returncode != 0
     assert "not mapped" in done.stderr and "tcmalloc" in done.stderr
     assert not out.exists()
 
 
-def test_tcmalloc_preload_is_mapped_and_recorded(tmp_path):
-    done, out = copy_run(tmp_path, "tcmalloc", ["--preload", TCMALLOC])
-    assert done.returncode == 0, done.stderr
-    knobs = json.loads(out.read_text())["knobs"]
-    (preload,) = knobs["preloads"]
-    assert preload["requested"] == TCMALLOC and preload["mapped"]
-    assert "libtcmalloc" in os.path.basename(preload["path"])
-    assert preload["path"] in knobs["allocator_libraries"]
-
-
-def test_benchmark_refuses_to_run_without_the_launcher(tmp_path):
+def test_benchmark_refuses_to_run_without_its_environment_spec(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != SPEC_VARIABLE}
-    done, out = copy_run(tmp_path, "glibc", env=env)
-    assert done.returncode != 0 and "with_environment.py" in done.stderr
+    done, out = measured_process(tmp_path, env)
+    assert done.returncode != 0 and "run_benchmark.py" in done.stderr
     assert not out.exists()
 
 
 def test_label_must_match_the_launched_environment(tmp_path):
-    done, out = copy_run(tmp_path, "glibc", ["--set", "X=1"])
-    assert done.returncode == 0  # same name: fine
-    command_env = launch_env("other", {}, [])
-    done, out = copy_run(tmp_path, "glibc", env={**os.environ, **command_env})
-    assert done.returncode != 0 and "labelled 'glibc'" in done.stderr
+    done, out = measured_process(tmp_path, launch_env("other", {}, 1))
+    assert done.returncode != 0 and "labelled 'tcmalloc'" in done.stderr
+
+
+def test_tcmalloc_preload_is_mapped_and_proven_by_its_effect(tmp_path):
+    done, out = run_benchmark(tmp_path, "tcmalloc", ["--preload", TCMALLOC])
+    assert done.returncode == 0, done.stderr
+    knobs = json.loads(out.read_text())["knobs"]
+    (preload,) = knobs["preloads"]
+    assert preload["requested"] == TCMALLOC and "libtcmalloc" in os.path.basename(preload["path"])
+    assert knobs["proofs"][TCMALLOC]["proof"] == "effect"
+
+
+def test_each_knob_says_how_it_was_proven(tmp_path):
+    """glibc_tuned's two thresholds: both observed in glibc's own counters; a variable
+    nothing can observe is only seen present."""
+    done, out = run_benchmark(tmp_path, "tuned", [
+        "--set", "MALLOC_MMAP_THRESHOLD_=1073741824", "--set", "MALLOC_TRIM_THRESHOLD_=2147483648",
+        "--set", "KNOBS_UNOBSERVABLE=1"])
+    assert done.returncode == 0, done.stderr
+    proofs = json.loads(out.read_text())["knobs"]["proofs"]
+    assert proofs["MALLOC_MMAP_THRESHOLD_"]["proof"] == "effect"
+    assert proofs["MALLOC_TRIM_THRESHOLD_"]["proof"] == "effect"
+    assert proofs["MALLOC_TRIM_THRESHOLD_"]["seen"]["glibc_keeps_of_8388608_freed_bytes"] >= 8 << 20
+    assert proofs["KNOBS_UNOBSERVABLE"]["proof"] == "presence"
+
+
+def test_a_knob_required_to_show_its_effect_fails_when_only_present(tmp_path):
+    done, out = run_benchmark(tmp_path, "strict", ["--set", "KNOBS_UNOBSERVABLE=1",
+                                                   "--require-effect", "all"])
+    assert done.returncode != 0 and "must be proven by its effect" in done.stderr
+    assert not out.exists()
+    done, out = run_benchmark(tmp_path, "strict", ["--preload", TCMALLOC,
+                                                   "--require-effect", TCMALLOC])
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_caller_environment_does_not_reach_the_measured_process(tmp_path):
+    """Variables exported in the caller's shell are absent from the glibc run's recorded
+    environment, unless the config names them in pass_env."""
+    leaked = {"TF_ENABLE_ONEDNN_OPTS": "0", "MALLOC_ARENA_MAX": "1", "KMP_BLOCKTIME": "0",
+              "LD_LIBRARY_PATH": "/opt/elsewhere/lib", "PYTHONPATH": "/opt/elsewhere"}
+    env = {**os.environ, **leaked}
+    done, out = run_benchmark(tmp_path, "glibc", [], env=env)
+    assert done.returncode == 0, done.stderr
+    recorded = json.loads(out.read_text())["environ"]
+    assert not set(leaked) & set(recorded), recorded
+    assert recorded["OMP_NUM_THREADS"] == "1" and "PATH" in recorded
+    done, out = run_benchmark(tmp_path, "glibc", ["--pass-env", "KMP_BLOCKTIME"], env=env)
+    recorded = json.loads(out.read_text())
+    assert recorded["environ"]["KMP_BLOCKTIME"] == "0"
+    assert recorded["knobs"]["pass_env"] == ["KMP_BLOCKTIME"]
 
 
 PROVE = """
 import json, os, sys
 sys.path.insert(0, {scripts!r})
 from knobs.environment import KnobNotApplied, prove
-environ = dict(os.environ, **json.loads(sys.argv[1]))
 try:
-    print(json.dumps(prove(environ=environ)))
+    print(json.dumps(prove()))
 except KnobNotApplied as error:
     sys.exit(str(error))
 """
 
 
-def prove_in_child(claimed, actual):
-    """prove() in a fresh process started with `actual`, while `claimed` says otherwise."""
-    spec = launch_env("probe", claimed, [], base={})[SPEC_VARIABLE]
-    env = {**os.environ, **actual}
-    env.pop("LD_PRELOAD", None)
-    return subprocess.run([str(PYTHON), "-c", PROVE.format(scripts=str(SCRIPTS)),
-                           json.dumps({**claimed, SPEC_VARIABLE: spec})],
-                          capture_output=True, text=True, env=env)
+LATE = """
+import json, os, sys
+sys.path.insert(0, {scripts!r})
+from knobs.environment import KnobNotApplied, prove
+# The variable is in the environment prove() reads, but was not there when this process (and
+# its libraries) started: what the process does is what it did without it.
+try:
+    prove(environ={{**os.environ, **json.loads(os.environ["_LATE"])}})
+except KnobNotApplied as error:
+    sys.exit(str(error))
+"""
 
 
 @pytest.mark.parametrize("variable,value", [
     ("MALLOC_MMAP_THRESHOLD_", "1073741824"),
+    ("MALLOC_TRIM_THRESHOLD_", "2147483648"),
     ("NUMPY_MADVISE_HUGEPAGE", "0"),
+    ("THP_MEM_ALLOC_ENABLE", "1"),
     ("PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION", "python"),
     ("TF_ENABLE_ONEDNN_OPTS", "0"),
 ])
-def test_variable_seen_too_late_has_no_effect_and_fails(variable, value):
-    """A variable present in os.environ but absent when the process started (the pyperf
-    lesson) is caught by observing its effect, not just its value."""
-    late = prove_in_child({variable: value}, actual={})
-    assert late.returncode != 0 and "has no effect" in late.stderr
-    on_time = prove_in_child({variable: value}, actual={variable: value})
+def test_variable_set_too_late_has_no_effect_and_fails(variable, value):
+    """A variable in os.environ that was not there when the process started (the pyperf
+    lesson) is caught by observing its effect, not only its value."""
+    env = launch_env("probe", {"env": {variable: value}}, 1)
+    late = {k: v for k, v in env.items() if k != variable}
+    late["_LATE"] = json.dumps({variable: value})
+    done = subprocess.run([str(PYTHON), "-c", LATE.format(scripts=str(SCRIPTS))],
+                          capture_output=True, text=True, env=late)
+    assert done.returncode != 0 and "has no effect" in done.stderr, done.stderr
+    on_time = subprocess.run([str(PYTHON), "-c", PROVE.format(scripts=str(SCRIPTS))],
+                             capture_output=True, text=True, env=env)
     assert on_time.returncode == 0, on_time.stderr
+    assert json.loads(on_time.stdout)["proofs"][variable]["proof"] == "effect"
 
 
 def test_wrong_value_fails():
-    done = subprocess.run(
-        [str(PYTHON), "-c", PROVE.format(scripts=str(SCRIPTS)),
-         json.dumps({"KNOB": "2", SPEC_VARIABLE: launch_env("probe", {"KNOB": "1"}, [],
-                                                             base={})[SPEC_VARIABLE]})],
-        capture_output=True, text=True)
+    env = launch_env("probe", {"env": {"KNOB": "1"}}, 1)
+    env["KNOB"] = "2"
+    done = subprocess.run([str(PYTHON), "-c", PROVE.format(scripts=str(SCRIPTS))],
+                          capture_output=True, text=True, env=env)
     assert done.returncode != 0 and "KNOB should be '1'" in done.stderr
 
 
-def test_inherited_allocator_knobs_are_dropped():
-    env = launch_env("glibc", {}, [], base={"LD_PRELOAD": "/x.so", "MALLOC_ARENA_MAX": "2",
-                                            "PATH": "/bin"})
-    assert "LD_PRELOAD" not in env and "MALLOC_ARENA_MAX" not in env and env["PATH"] == "/bin"
+def test_glibc_knobs_are_only_present_where_another_allocator_is_preloaded():
+    knob = Knob("MALLOC_MMAP_THRESHOLD_", "1", "variable")
+    assert knob.proof_kind([]) == "effect"
+    assert knob.proof_kind([Knob(TCMALLOC, "/x.so", "preload")]) == "presence"
+    assert Knob("KNOBS_X", "1", "variable").proof_kind([]) == "presence"
+    assert set(EFFECTS) >= {"MALLOC_TRIM_THRESHOLD_", "THP_MEM_ALLOC_ENABLE"}
 
 
 def test_gpu_thread_mode_is_proven_from_the_threads_tensorflow_names():
@@ -131,11 +178,13 @@ def test_gpu_thread_mode_is_proven_from_the_threads_tensorflow_names():
     import ctypes
     import threading
 
-    from knobs.environment import KnobNotApplied, prove_started
+    from knobs.environment import KnobNotApplied, prove, prove_started
 
-    spec = launch_env("gpu_private", {"TF_GPU_THREAD_MODE": "gpu_private"}, [], base={})
+    env = launch_env("gpu_private", {"env": {"TF_GPU_THREAD_MODE": "gpu_private"}}, 1)
+    evidence = prove(environ=env, maps=set())
+    assert evidence["proofs"]["TF_GPU_THREAD_MODE"]["proof"] == "pending"
     with pytest.raises(KnobNotApplied, match="TF_GPU_THREAD_MODE"):
-        prove_started({"effects": {}}, environ=spec)
+        prove_started(evidence, environ=env)
     named, stop = threading.Event(), threading.Event()
 
     def pool_thread():  # named as TensorFlow names its gpu_private pool (15 characters kept)
@@ -147,7 +196,8 @@ def test_gpu_thread_mode_is_proven_from_the_threads_tensorflow_names():
     thread.start()
     try:
         named.wait()
-        evidence = prove_started({"effects": {}}, environ=spec)
+        evidence = prove_started(evidence, environ=env)
+        assert evidence["proofs"]["TF_GPU_THREAD_MODE"]["proof"] == "effect"
         assert evidence["effects"]["threads_named_tf_gpu_private"] == 1
     finally:
         stop.set()

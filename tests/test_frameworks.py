@@ -6,44 +6,49 @@ import subprocess
 
 import pytest
 
-from conftest import PYTHON, SCRIPTS, THEANO_PYTHON
+from conftest import PYTHON, SCRIPTS, THEANO_PYTHON, run_benchmark
 from knobs import frameworks, machine
+from knobs.results import read
 
-
-ON_CPU = [f for f in sorted(frameworks.RUNTIMES) if "cpu" in frameworks.devices(f)]
-GRAPHS_ON_CPU = [f for f in frameworks.WITH_GRAPH if "cpu" in frameworks.devices(f)]
+ON_CPU = [f for f in sorted(frameworks.FRAMEWORKS) if "cpu" in frameworks.devices(f)]
+GRAPHS_ON_CPU = [f for f, spec in frameworks.FRAMEWORKS.items()
+                 if spec.graph and "cpu" in spec.devices]
+GPU_CAPABLE = [f for f, spec in frameworks.FRAMEWORKS.items() if spec.gpu_library]
 NO_GPU_HERE = pytest.mark.skipif(bool(machine.gpus()), reason="checks the machine without a GPU")
+
+
+def python_of(framework):
+    return THEANO_PYTHON if frameworks.FRAMEWORKS[framework].runtime == "theano" else PYTHON
 
 
 @pytest.mark.parametrize("framework", ON_CPU)
 def test_identity_returns_a_fresh_equal_copy(framework, tmp_path):
-    python = THEANO_PYTHON if frameworks.RUNTIMES[framework] == "theano" else PYTHON
-    outs = [tmp_path / "b1.json", tmp_path / "b3.json"]
-    done = subprocess.run(
-        [str(python), str(SCRIPTS / "with_environment.py"), "--name", "glibc", "--",
-         str(python), str(SCRIPTS / "copy_run.py"), "--framework", framework,
-         "--environment", "glibc", "--batches", "1", "3", "--image", "3", "16", "16",
-         "--warmup", "1", "--calls", "3", "--rep", "1", "--out", *map(str, outs)],
-        capture_output=True, text=True)
+    done, out = run_benchmark(tmp_path, "glibc", framework=framework,
+                              python=python_of(framework), batches=(1, 3))
     assert done.returncode == 0, done.stderr[-3000:]
-    for batch, out in zip((1, 3), outs):
-        run = json.loads(out.read_text())
-        assert run["batch"] == batch and run["bytes"] == batch * 3 * 16 * 16 * 4
-        assert run["check"]["equal"] and not run["check"]["aliases_input"]
-        assert run["check"]["fresh_output"] == (framework != "copyto")
-        assert len(run["samples"]["seconds"]) == 3 == len(run["samples"]["minor_faults"])
-        assert all(s > 0 for s in run["samples"]["seconds"])
-        assert sorted(run["order"]) == [1, 3]
-        assert run["knobs"]["name"] == "glibc" and run["machine"]["cpu"]
+    run = read(out, validate=False)
+    assert sorted(run["order"]) == ["1", "3"] and run["status"] == "ok"
+    for batch in (1, 3):
+        case = run["cases"][str(batch)]
+        assert case["info"]["batch"] == batch and case["info"]["bytes"] == batch * 3 * 16 * 16 * 4
+        check = case["info"]["check"]
+        assert check["equal"] and not check["aliases_input"]
+        assert check["fresh_output"] == (framework != "copyto")
+        samples = case["samples"]
+        assert len(samples["seconds"]) == 3 == len(samples["minor_faults"])
+        assert all(s > 0 for s in samples["seconds"])
+    assert run["knobs"]["name"] == "glibc" and run["machine"]["cpu"]
 
 
 @pytest.mark.parametrize("framework", GRAPHS_ON_CPU)
 def test_graph_evidence_shows_a_copy_and_no_transfer(framework, tmp_path):
-    python = THEANO_PYTHON if frameworks.RUNTIMES[framework] == "theano" else PYTHON
     out = tmp_path / "evidence.txt"
     done = subprocess.run(
-        [str(python), str(SCRIPTS / "copy_evidence.py"), "--framework", framework,
-         "--batch", "2", "--image", "3", "8", "8", "--out", str(out)],
+        [str(python_of(framework)), str(SCRIPTS / "run_benchmark.py"), "--experiment", "copy",
+         "--label", f"framework={framework}", "--benchmark", "copy", "--params",
+         json.dumps({"framework": framework, "batches": [1, 2], "image": [3, 8, 8],
+                     "input": "random"}),
+         "--environment", "glibc", "--describe", "cpu", "--out", str(out)],
         capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     text = out.read_text()
@@ -56,36 +61,29 @@ def test_graph_evidence_shows_a_copy_and_no_transfer(framework, tmp_path):
 def test_copy_check_rejects_an_identity_that_returns_its_input():
     import numpy as np
 
-    from copy_run import check_copy
+    from knobs.benchmarks.copy import check_copy
     from knobs.frameworks import Identity
 
     same = Identity(call=lambda x: x, prepare=lambda x: x, to_numpy=lambda y: y, version="0")
     x = np.ones((2, 2), dtype=np.float32)
     with pytest.raises(RuntimeError, match="did not return a copy"):
-        check_copy(np, same, x, x)
+        check_copy(same, x, x)
 
 
 @NO_GPU_HERE
-@pytest.mark.parametrize("framework", sorted(frameworks.GPU))
+@pytest.mark.parametrize("framework", GPU_CAPABLE)
 def test_gpu_copy_without_a_gpu_fails_at_once_and_writes_nothing(framework, tmp_path):
-    out = tmp_path / "b1.json"
-    done = subprocess.run(
-        [str(PYTHON), str(SCRIPTS / "with_environment.py"), "--name", "glibc", "--",
-         str(PYTHON), str(SCRIPTS / "copy_run.py"), "--framework", framework,
-         "--environment", "glibc", "--device", "gpu", "--batches", "1",
-         "--image", "3", "8", "8", "--out", str(out)], capture_output=True, text=True)
+    done, out = run_benchmark(tmp_path, "glibc", framework=framework, device="gpu")
     assert done.returncode != 0
-    library = frameworks.GPU[framework]
+    library = frameworks.FRAMEWORKS[framework].gpu_library
     assert f"device gpu asked for, but {library} sees no GPU here" in done.stderr
     assert not out.exists()
 
 
 def test_a_framework_refuses_a_device_it_does_not_run_on(tmp_path):
-    done = subprocess.run(
-        [str(PYTHON), str(SCRIPTS / "copy_run.py"), "--framework", "numpy", "--environment",
-         "glibc", "--device", "gpu", "--batches", "1", "--out", str(tmp_path / "x.json")],
-        capture_output=True, text=True)
-    assert done.returncode == 2 and "numpy runs on cpu, not gpu" in done.stderr
+    done, out = run_benchmark(tmp_path, "glibc", framework="numpy", device="gpu")
+    assert done.returncode != 0 and "numpy runs on cpu, not gpu" in done.stderr
+    assert not out.exists()
 
 
 @pytest.mark.parametrize("pinned, non_blocking, copies, in_flight, problem", [

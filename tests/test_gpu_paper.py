@@ -13,8 +13,8 @@ from conftest import PYTHON, REPO, SNAKEMAKE, load_yaml, snakemake, write_config
 from knobs import machine
 
 GPU_PAPER = REPO / "scripts" / "gpu_paper.sh"
-AGGREGATE = ["copy_table", "hourglass_table", "summary_table", "report_config",
-             "figures_copy", "figures_hourglass", "all"]
+AGGREGATE = ["table", "ops_table", "summary_table", "report_config", "figures_copy",
+             "figures_hourglass", "figures_benchmark", "all"]
 
 
 def small_config(results):
@@ -44,13 +44,14 @@ def test_it_runs_the_commands_the_rules_run(tmp_path):
     done = snakemake(tmp_path, "-n", "-p", configfile=configfile)
     theirs = {line.removeprefix("Shell command: ").split(" > ")[0]
               for line in (done.stdout + done.stderr).splitlines()
-              if re.search(r"(copy_run|hourglass_run|matmul_peak|copy_evidence)\.py", line)}
+              if "run_benchmark.py" in line}
     ours = gpu_paper("--configfile", configfile, "--devices", "cpu", "--python", PYTHON,
                      "--dry-run")
     assert ours.returncode == 0, ours.stderr
     mine = {line.split(": ", 2)[2] for line in ours.stdout.splitlines()
             if line.startswith("would run: ")}
-    assert len(theirs) == 6 and mine == theirs  # 3 copy (1 the limit), 1 peak, 2 hourglass
+    # copy: 2 environments, the twin, the limit; 1 peak; hourglass: 2 and the twin
+    assert len(theirs) == 8 and mine == theirs
 
 
 def test_what_the_node_cannot_run_is_skipped_and_the_rest_aggregates(tmp_path):
@@ -74,12 +75,12 @@ def test_what_the_node_cannot_run_is_skipped_and_the_rest_aggregates(tmp_path):
                      r"importable here \(ImportError: no TensorFlow on this node\)", done.stdout)
     assert "skip: copy numpy absent cpu random: libknobs_absent.so.1 is not installed here" \
         in done.stdout
-    assert "5 ran, 0 failed, 2 skipped" in done.stdout  # 3 copy, 1 peak, 1 torch
-    assert "left out of" in done.stdout and "copy.environments: absent" in done.stdout
+    assert "7 ran, 0 failed, 2 skipped" in done.stdout  # 4 copy, 1 peak, 2 torch
     measured = load_yaml(results / "config.yaml")
-    assert "tensorflow" not in measured["hourglass"] and "torch" in measured["hourglass"]
-    assert measured["copy"]["environments"] == ["glibc", "quoting"]
-    assert (results / "logs" / "hourglass_peak" / "cpu" / "rep0.log").exists()
+    assert sorted(measured["not_measured"]) == [
+        "runs/copy/numpy/absent/cpu/random/rep0.json",
+        "runs/hourglass/tensorflow/function-resident-fused-NHWC/glibc/cpu/rep0.json"]
+    assert (results / "logs" / "benchmark_run" / "peak" / "cpu" / "rep0.log").exists()
     runs = sorted((results / "runs").rglob("*.json"))
     mtimes = {path: path.stat().st_mtime_ns for path in runs}
 
@@ -92,7 +93,8 @@ def test_what_the_node_cannot_run_is_skipped_and_the_rest_aggregates(tmp_path):
     assert all(path.stat().st_mtime_ns == t for path, t in mtimes.items())
     steps = pd.read_csv(results / "tables" / "hourglass.csv")
     assert set(steps["framework"]) == {"torch"}
-    assert set(pd.read_csv(results / "tables" / "copy.csv")["environment"]) == {"glibc", "quoting"}
+    assert set(pd.read_csv(results / "tables" / "copy.csv")["environment"]) == {
+        "glibc", "glibc.twin", "quoting"}
     assert (results / "figures" / "hourglass_ladder.png").stat().st_size > 10_000
 
 
@@ -131,19 +133,23 @@ def test_gpu_results_build_tables_and_figures(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     fake_gpu = [{"name": "test fixture GPU", "driver": "0"}]
     relabel = {"torch": ["torch", "torch_pinned"], "copyto": ["memcpy_pinned"]}
+    gpu_peaks = {"float32": 1.0, "tf32": 2.0, "bfloat16": 4.0}  # GFLOP/s, by the samples below
     for path in list((results / "runs").rglob("*.json")):
         run = json.loads(path.read_text())
         run["machine"]["gpus"] = fake_gpu
-        names = relabel.get(run["framework"], []) if run["experiment"] == "copy" else [None]
+        labels = dict(run["labels"])
+        names = relabel.get(labels.get("framework"), []) if run["experiment"] == "copy" else [None]
         for name in names:
-            gpu_run = {**run, "device": "gpu", **({"framework": name} if name else {})}
+            new = {**labels, "device": "gpu", **({"framework": name} if name else {})}
+            gpu_run = {**run, "device": "gpu", "labels": [[k, v] for k, v in new.items()],
+                       "configuration": "/".join(new.values())}
             if run["experiment"] == "peak":
-                gpu_run["peaks"] = {"float32": 1.0, "tf32": 2.0, "bfloat16": 4.0}
-            parts = list(path.relative_to(results).parts)
-            parts[parts.index("cpu")] = "gpu"
-            if name:
-                parts[2] = name
-            target = results.joinpath(*parts)
+                gpu_run["order"] = list(gpu_peaks)
+                gpu_run["cases"] = {p: {"position": i, "first_seconds": 1.0, "info": {
+                    "library": "torch", "precision": p, "n": 1000, "flops": 2e9 * g},
+                    "samples": {**run["cases"]["torch"]["samples"], "seconds": [2.0]}}
+                    for i, (p, g) in enumerate(gpu_peaks.items())}
+            target = results / "runs" / run["experiment"] / gpu_run["configuration"] / path.name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(json.dumps(gpu_run))
     (results / "traces/hourglass/torch/eager/glibc/gpu").mkdir(parents=True)
@@ -175,42 +181,27 @@ def test_gpu_results_build_tables_and_figures(tmp_path):
     assert set(gpu_steps["peak_precision"]) == {"tf32"} and (gpu_steps["peak_gflops"] == 2).all()
     assert set(steps[steps["device"] == "cpu"]["peak_precision"]) == {"float32"}
     # two devices: one block of rungs each, labelled with its device
-    assert set(steps["label"]) == {"[cpu] torch eager", "[gpu] torch eager"}
-    assert steps.groupby("label")["rung"].nunique().eq(1).all() and steps["rung"].nunique() == 2
+    assert set(steps["label"]) == {f"[{d}] torch eager{t}" for d in ("cpu", "gpu")
+                                   for t in ("", " (A/A twin)")}
+    assert steps.groupby("label")["rung"].nunique().eq(1).all() and steps["rung"].nunique() == 4
     summary = pd.read_csv(results / "tables" / "summary.csv")
     assert {"cpu", "gpu"} <= set(summary["device"])
     assert (results / "figures" / "copy_step.png").stat().st_size > 10_000
 
 
-def test_the_measured_config_keeps_every_complete_configuration_and_validates():
-    """config/paper.yaml on a node with no TensorFlow (first) and no tcmalloc (second): what
-    ran stays, what did not goes, and the cut-down config is one the workflow accepts."""
-    from knobs import config_check, jobs
+def test_the_measured_config_lists_exactly_what_is_missing_and_validates(tmp_path):
+    """A node that ran everything it was asked: the config it writes validates, lists nothing
+    under not_measured, and the workflow then expects exactly the files that are there."""
+    from knobs import config_check, experiments
 
-    schema = REPO / "config" / "schema.yaml"
-    paper = config_check.fill_defaults(load_yaml(REPO / "config" / "paper.yaml"), schema)
-
-    def check(config):
-        config_check.check_schema(config, schema)
-        config_check.check_references(config, available_bytes=1 << 40)
-
-    on_gpu = lambda path: re.search(r"/gpu/(b\d|rep)", path)  # the device part of a run's path
-    no_tf = lambda path: on_gpu(path) and "tensorflow" not in path or "/evidence/" in path
-    measured, dropped = jobs.measured_config(paper, no_tf)
-    check(measured)
-    copy = measured["copy"]
-    assert copy["devices"] == ["gpu"] and copy["limit"]["frameworks"] == ["memcpy_pinned"]
-    assert copy["frameworks"] == ["pytensor_jax", "torch", "torch_pinned", "torch_pinned_async"]
-    assert "copy.frameworks: numpy (runs on no measured device)" in dropped
-    assert "tensorflow" not in measured["hourglass"]
-    assert measured["hourglass"]["torch"] == paper["hourglass"]["torch"]
-
-    no_tcmalloc = lambda path: "tcmalloc" not in path
-    measured, dropped = jobs.measured_config(paper, no_tcmalloc)
-    check(measured)
-    tf = measured["hourglass"]["tensorflow"]
-    assert tf["ladder"] == paper["hourglass"]["tensorflow"]["ladder"][:-1]
-    assert tf["ablate"] is False and tf["variations"] == [{"environment": "gpu_private"}]
-    assert measured["copy"]["environments"] == ["glibc", "glibc_tuned"]
-    assert measured["copy"]["limit"]["environments"] == ["glibc"]
-    assert measured["copy"]["limit"]["frameworks"] == ["copyto", "numpy", "memcpy_pinned"]
+    results = tmp_path / "results"
+    configfile = write_config(tmp_path, small_config(results))
+    done = gpu_paper("--configfile", configfile, "--devices", "cpu", "--python", PYTHON,
+                     env={"PYTHONPATH": str(tmp_path / "none")})
+    assert done.returncode == 0, done.stdout + done.stderr
+    measured = config_check.fill_defaults(load_yaml(results / "config.yaml"),
+                                          REPO / "config" / "schema.yaml")
+    config_check.check_schema(measured, REPO / "config" / "schema.yaml")
+    expected = {job.run(str(results)) for job in experiments.jobs(measured)}
+    present = {str(p) for p in (results / "runs").rglob("*.json")}
+    assert expected == present and measured["not_measured"] == []

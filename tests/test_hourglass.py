@@ -277,11 +277,12 @@ def test_gpu_run_without_a_gpu_fails_at_once_and_writes_nothing(framework, varia
     from conftest import PYTHON, SCRIPTS
 
     out = tmp_path / "run.json"
+    params = {"framework": framework, "variant": variant, **SMALL, "threads": 1,
+              "inter_op_threads": 1}
     done = subprocess.run(
-        [str(PYTHON), str(SCRIPTS / "with_environment.py"), "--name", "glibc", "--",
-         str(PYTHON), str(SCRIPTS / "hourglass_run.py"), "--framework", framework,
-         "--variant", variant, "--environment", "glibc", "--device", "gpu",
-         *"--stacks 1 --resolution 64 --features 32 --joints 4".split(),
+        [str(PYTHON), str(SCRIPTS / "run_benchmark.py"), "--experiment", "hourglass",
+         "--label", f"framework={framework}", "--benchmark", "hourglass",
+         "--params", json.dumps(params), "--environment", "glibc", "--device", "gpu",
          "--trace", str(tmp_path / "trace.json"), "--out", str(out)],
         capture_output=True, text=True)
     assert done.returncode != 0 and "sees no GPU here" in done.stderr

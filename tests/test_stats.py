@@ -1,79 +1,157 @@
-"""Statistics on synthetic samples with known answers, and the comparison of two result sets."""
+"""Statistics over processes on synthetic samples with known answers, and the comparison of two
+result sets."""
 
 import subprocess
 
 import numpy as np
 import pandas as pd
+import pytest
+import yaml
 
 from conftest import PYTHON, SCRIPTS
 from knobs import stats
 
-RNG = np.random.default_rng(42)
+
+def processes(rng, median, count=8, between=0.05, within=0.02, samples=20):
+    """`count` processes whose own medians vary by `between` (relative sd) around `median`,
+    each with `samples` samples varying by `within` around its own median."""
+    return [median * (1 + between * rng.standard_normal())
+            * (1 + within * rng.standard_normal(samples)) for _ in range(count)]
 
 
-def test_bootstrap_interval_covers_the_true_median():
-    covered = 0
-    for trial in range(40):
-        samples = np.random.default_rng(trial).normal(10.0, 1.0, 60)
-        _, low, high = stats.bootstrap_median(samples, resamples=500, seed=trial)
-        covered += low <= 10.0 <= high
-    assert covered >= 34  # a 95% interval: about 38 of 40, never far fewer
+def test_the_interval_over_processes_covers_the_true_median_where_steps_alone_do_not():
+    """With variance between processes, an interval over the steps of all processes alike is
+    far too narrow; the hierarchical one covers the true median about as often as it says."""
+    rng = np.random.default_rng(7)
+    hierarchical = naive = 0
+    for trial in range(60):
+        measured = processes(rng, 1.0, count=10)
+        _, low, high = stats.median_interval(measured, resamples=400, seed=trial)
+        hierarchical += low <= 1.0 <= high
+        flat = [np.concatenate(measured)]  # one "process": the steps' spread only
+        _, low, high = stats.median_interval(flat, resamples=400, seed=trial)
+        naive += low <= 1.0 <= high
+    assert hierarchical >= 48  # a 95% interval: about 57 of 60, never far fewer
+    assert naive <= 40  # the old interval, over steps only, misses much more often
 
 
-def _table():
+def test_unequal_processes_resample_each_with_its_own_count():
+    medians = stats.resampled_medians([np.ones(50), np.full(2, 3.0)], resamples=300)
+    # the short process weighs as a process, not by its two samples: half the resampled
+    # sets are mostly threes
+    assert (medians == 3.0).mean() > 0.15 and (medians == 1.0).mean() > 0.15
+
+
+@pytest.mark.parametrize("shift,expected", [(1.0, "no effect measured"), (0.9, "faster"),
+                                            (1.1, "slower")])
+def test_one_distribution_is_called_the_same_and_a_true_ten_percent_shift_is_found(shift,
+                                                                                  expected):
+    """The verdict rule on 40 synthetic configurations with process-level variance: two sets
+    drawn from one distribution are called the same (at most 5% called changed), and a true
+    10% shift is found in nearly all."""
+    rng = np.random.default_rng(int(shift * 100))
+    calls = []
+    for configuration in range(40):
+        before = processes(rng, 1.0, count=6, between=0.02)
+        after = processes(rng, shift, count=6, between=0.02)
+        _, low, high = stats.ratio_interval(after, before, resamples=500, seed=configuration)
+        calls.append(stats.verdict(low, high, 0.05 if shift == 1.0 else 0.0))
+    share = calls.count(expected) / len(calls)
+    assert share >= 0.95, calls
+
+
+def _table(rng):
     rows = []
-    for environment, scale, spread in [("base", 1.0, 0.01), ("fast", 0.5, 0.01),
-                                       ("same", 1.0, 0.01), ("noisy", 1.0, 0.3)]:
-        values = RNG.normal(scale, spread * scale, 40).clip(min=0.05)  # "same": base's law
-        rows += [{"framework": "f", "environment": environment, "seconds": v} for v in values]
+    for environment, median, between in [("base", 1.0, 0.01), ("base.twin", 1.0, 0.01),
+                                         ("fast", 0.5, 0.01), ("same", 1.02, 0.01),
+                                         ("noisy", 1.0, 0.3)]:
+        for rep, samples in enumerate(processes(rng, median, count=5, between=between)):
+            rows += [{"experiment": "x", "environment": environment, "case": "step",
+                      "rep": rep, "seconds": s} for s in samples]
     return pd.DataFrame(rows)
 
 
-def test_summary_flags_noise_and_finds_the_real_difference_only():
-    summary = stats.summarize(_table(), ["framework", "environment"],
+def test_summary_calls_the_real_difference_only_and_reports_the_noise_floor():
+    summary = stats.summarize(_table(np.random.default_rng(3)), ["experiment", "environment",
+                                                                 "case"],
                               baseline={"environment": "base"}).set_index("environment")
-    assert summary.loc["noisy", "noisy"] and not summary.loc["base", "noisy"]
-    assert summary.loc["fast", "significant"]
+    assert summary.loc["fast", "verdict"] == "faster" and summary.loc["fast", "significant"]
     assert 1.9 < summary.loc["fast", "speedup"] < 2.1
-    assert summary.loc["fast", "speedup_low"] <= summary.loc["fast", "speedup"] <= summary.loc["fast", "speedup_high"]
-    assert not summary.loc["same", "significant"]
-    assert summary.loc["base", "speedup"] == 1.0 and not summary.loc["base", "significant"]
-    assert (summary["n"] == 40).all()
+    assert summary.loc["fast", "ratio_low"] <= summary.loc["fast", "ratio"] <= summary.loc[
+        "fast", "ratio_high"]
+    assert summary.loc["same", "verdict"] == "no effect measured"  # 2%: inside the band
+    assert summary.loc["noisy", "verdict"] == "no effect measured"
+    assert summary.loc["base", "ratio"] == 1.0 and summary.loc["base", "verdict"] == (
+        "no effect measured")
+    assert (summary["processes"] == 5).all() and (summary["n"] == 100).all()
+    assert summary.loc["noisy", "process_cv"] > 5 * summary.loc["base", "process_cv"]
+    # the twin is the baseline measured again: its ratio is the noise floor, at least 5%
+    assert summary.loc["fast", "noise_floor"] >= 0.05
+    assert abs(summary.loc["base.twin", "ratio"] - 1) < 0.05
 
 
-def _result_set(root, slower=1.0, extra=None):
+def test_a_wide_a_a_interval_widens_the_band_no_effect_may_hide_in():
+    assert stats.band(None, 0.05) == 0.05
+    assert stats.band((1.0, 0.98, 1.03), 0.05) == 0.05
+    assert stats.band((1.1, 0.95, 1.2), 0.05) == pytest.approx(0.2)
+    assert stats.verdict(0.8, 0.87, 0.2) == "no effect measured"
+    assert stats.verdict(0.8, 0.82, 0.2) == "faster"
+
+
+def _result_set(root, rng, slower=1.0, extra=None, kind="machine A"):
     rows = []
     for batch in (1, 2):
-        for sample in range(30):
-            seconds = 0.01 * batch * (slower if batch == 2 else 1.0) * (1 + 0.01 * RNG.standard_normal())
-            rows.append(dict(framework="numpy", environment="glibc", device="cpu",
-                             input="random", batch=batch, sample=sample, seconds=seconds,
-                             host="h", cpu="c"))
+        median = 0.01 * batch * (slower if batch == 2 else 1.0)
+        for rep, samples in enumerate(processes(rng, median, count=4, between=0.01)):
+            rows += [dict(experiment="copy", framework="numpy", environment="glibc",
+                          device="cpu", input="random", batch=batch, bytes=batch * 100,
+                          rep=rep, sample=i, seconds=s, host="h", cpu="c", machine_kind=kind)
+                     for i, s in enumerate(samples)]
     if extra:
         rows += [dict(rows[0], environment=extra)]
     (root / "tables").mkdir(parents=True)
     pd.DataFrame(rows).to_csv(root / "tables" / "copy.csv", index=False)
+    config = {"environments": {"glibc": {}, "tcmalloc": {"preload": ["libtcmalloc.so.4"]}},
+              "copy": {"frameworks": ["numpy"], "environments": ["glibc", "tcmalloc"],
+                       "batches": [1, 2]}}
+    (root / "config_used.yaml").write_text(yaml.safe_dump(config))
     return root
 
 
+def compare(before, after, out):
+    return subprocess.run([str(PYTHON), str(SCRIPTS / "compare.py"), str(before), str(after),
+                           "--out", str(out)], capture_output=True, text=True)
+
+
 def test_compare_flags_the_changed_configuration_and_names_what_it_left_out(tmp_path):
-    before = _result_set(tmp_path / "before", extra="tcmalloc")
-    after = _result_set(tmp_path / "after", slower=2.0)
-    done = subprocess.run([str(PYTHON), str(SCRIPTS / "compare.py"), str(before), str(after),
-                           "--out", str(tmp_path / "out")], capture_output=True, text=True)
+    rng = np.random.default_rng(11)
+    before = _result_set(tmp_path / "before", rng, extra="tcmalloc")
+    after = _result_set(tmp_path / "after", rng, slower=2.0)
+    done = compare(before, after, tmp_path / "out")
     assert done.returncode == 0, done.stderr
     assert "2 configurations compared, 1 only before" in done.stdout
-    assert "tcmalloc" in done.stdout and "hourglass: not compared" in done.stdout
+    assert "tcmalloc" in done.stdout and "DIFFERENT KINDS" not in done.stdout
     table = pd.read_csv(tmp_path / "out" / "comparison.csv").set_index("batch")
     assert table.loc[2, "change"] == "slower" and 1.9 < table.loc[2, "ratio"] < 2.1
     assert table.loc[1, "change"] == "same"
+    assert (table["processes_before"] == 4).all()
     assert (tmp_path / "out" / "comparison.png").stat().st_size > 10_000
 
 
+def test_compare_says_when_two_sets_come_from_different_kinds_of_machine(tmp_path):
+    rng = np.random.default_rng(12)
+    before = _result_set(tmp_path / "before", rng, kind="Xeon, family 6 model 143, avx512f")
+    after = _result_set(tmp_path / "after", rng, kind="EPYC, family 25 model 17, avx2")
+    done = compare(before, after, tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    assert "DIFFERENT KINDS OF MACHINE" in done.stdout and "model 143" in done.stdout
+    assert not pd.read_csv(tmp_path / "out" / "comparison.csv")["same_kind_of_machine"].any()
+
+
 def test_compare_refuses_sets_with_nothing_in_common(tmp_path):
-    before = _result_set(tmp_path / "before")
+    before = _result_set(tmp_path / "before", np.random.default_rng(1))
     after = tmp_path / "after"
     (after / "tables").mkdir(parents=True)
-    done = subprocess.run([str(PYTHON), str(SCRIPTS / "compare.py"), str(before), str(after),
-                           "--out", str(tmp_path / "out")], capture_output=True, text=True)
+    (after / "config_used.yaml").write_text((before / "config_used.yaml").read_text())
+    done = compare(before, after, tmp_path / "out")
     assert done.returncode != 0 and "no table in" in done.stdout + done.stderr

@@ -22,19 +22,26 @@ def test_tiny_run_writes_the_tidy_table(tiny_run):
     table = pd.read_csv(workdir / "results/tables/copy.csv")
     for column in ["experiment", "framework", "environment", "device", "batch", "input",
                    "rep", "sample", "seconds", "minor_faults", "bytes", "gbps",
-                   "limit_gbps", "host", "cpu", "framework_version", "glibc", "thp_enabled"]:
+                   "limit_gbps", "host", "cpu", "framework_version", "glibc", "thp_enabled",
+                   "cpu_seconds", "major_faults", "voluntary_switches", "involuntary_switches",
+                   "knob_proofs", "other_cpus", "steal_share", "disturbed", "machine_kind"]:
         assert column in table.columns, column
     runs = table.groupby(["framework", "environment", "batch", "rep"]).size()
     assert (runs == config["calls"]).all()
-    # the grid asked for, plus the copy-limit references (copyto, numpy under glibc, tcmalloc)
+    # the grid asked for, each baseline's A/A twin, and the copy-limit references
     expected = {(f, e) for f in config["frameworks"] for e in config["environments"]}
+    expected |= {(f, "glibc.twin") for f in config["frameworks"]}
     expected |= {(f, e) for f in ["copyto", "numpy"] for e in ["glibc", "tcmalloc"]}
     assert set(map(tuple, table[["framework", "environment"]].drop_duplicates().values)) == expected
+    assert (table["cpu_seconds"] >= 0).all() and table["other_cpus"].notna().all()
     assert set(table["batch"]) == set(config["batches"])
     assert table["limit_gbps"].notna().all()
     assert (table["gbps"] - table["bytes"] / table["seconds"] / 1e9).abs().max() < 1e-9
     tcmalloc = table[table["environment"] == "tcmalloc"]
     assert tcmalloc["preloads"].str.contains("libtcmalloc").all()
+    assert (tcmalloc["knob_proofs"] == "libtcmalloc.so.4=effect").all()
+    quoting = table[table["environment"] == "quoting"]
+    assert (quoting["knob_proofs"] == "KNOBS_PROBE=presence").all()
 
 
 def test_quoted_environment_value_runs_nothing_and_arrives_whole(tiny_run):
@@ -43,7 +50,8 @@ def test_quoted_environment_value_runs_nothing_and_arrives_whole(tiny_run):
     import json
 
     run = json.loads(next((workdir / "results/runs/copy/numpy/quoting").rglob("*.json")).read_text())
-    assert run["knobs"]["set"]["KNOBS_PROBE"] == load_yaml(TINY)["environments"]["quoting"]["env"]["KNOBS_PROBE"]
+    value = load_yaml(TINY)["environments"]["quoting"]["env"]["KNOBS_PROBE"]
+    assert run["knobs"]["set"]["KNOBS_PROBE"] == value == run["environ"]["KNOBS_PROBE"]
 
 
 def test_figure_and_report(tiny_run):
@@ -83,14 +91,15 @@ def test_tiny_hourglass_run_writes_tables_traces_and_figures(tiny_run):
         assert column in steps.columns, column
     assert set(steps["phase"]) == {"forward", "train"}
     assert steps["params"].nunique() == 1  # the same network in both frameworks
-    per_config = steps.groupby(["framework", "variant", "phase"]).size()
-    assert (per_config == config["steps"]).all() and len(per_config) == 2 * 4
+    per_config = steps.groupby(["configuration", "phase"]).size()
+    assert (per_config == config["steps"]).all() and len(per_config) == 2 * 5  # and the twin
+    assert "torch eager (A/A twin)" in set(steps["label"])
     assert steps["peak_gflops"].gt(0).all() and steps["fraction_of_peak"].between(0, 1.5).all()
     ops = pd.read_csv(workdir / "results/tables/hourglass_ops.csv")
     convolution = ops[ops["category"] == "convolution"].groupby("framework")["seconds"].sum()
     assert set(convolution.index) == {"tensorflow", "torch"} and (convolution > 0).all()
     traces = list((workdir / "results/traces/hourglass").rglob("*.json"))
-    assert len(traces) == 4 and all(t.stat().st_size > 1000 for t in traces)
+    assert len(traces) == 5 and all(t.stat().st_size > 1000 for t in traces)
     for figure in ["hourglass_ladder", "hourglass_ops"]:
         assert (workdir / f"results/figures/{figure}.png").stat().st_size > 20_000
 
@@ -101,12 +110,11 @@ def test_rerunning_one_configuration_touches_only_its_files_and_what_is_built_fr
     built = [workdir / f"results/{p}" for p in ("tables/copy.csv", "figures/copy_step.png",
                                                  "tables/hourglass.csv")]
     before = {path: path.stat().st_mtime_ns for path in runs + built}
-    target = workdir / "results/runs/copy/torch/tcmalloc/cpu/b1/random/rep0.json"
+    target = workdir / "results/runs/copy/torch/tcmalloc/cpu/random/rep0.json"
     snakemake(workdir, "--cores", "1", "--forcerun", str(target.relative_to(workdir)),
               configfile=TINY)
     changed = {path for path in runs if path.stat().st_mtime_ns != before[path]}
-    # one process measured both batches of that configuration
-    assert changed == {target, target.parent.parent.parent / "b2/random/rep0.json"}
+    assert changed == {target}  # one process measured both batches of that configuration
     copy_table, copy_figure, hourglass_table = built
     assert copy_table.stat().st_mtime_ns > before[copy_table]
     assert copy_figure.stat().st_mtime_ns > before[copy_figure]
@@ -130,8 +138,8 @@ def test_paper_figures_rebuild_from_shipped_results_without_any_benchmark(tmp_pa
         (poison / f"{name}.py").write_text(f"raise ImportError('{name} imported')\n")
     runs = list((tmp_path / "results/paper/runs").rglob("*.json"))
     mtimes = {p: p.stat().st_mtime_ns for p in runs}
-    rules = ["copy_table", "hourglass_table", "summary_table", "report_config",
-             "figures_copy", "figures_hourglass", "all"]
+    rules = ["table", "ops_table", "summary_table", "report_config", "figures_copy",
+             "figures_hourglass", "all"]
     import os
     import subprocess
 

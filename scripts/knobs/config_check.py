@@ -47,12 +47,59 @@ def _known(what, names, known, key):
 
 def check_references(config, available_bytes=None):
     """Names must refer to something, and sizes must be possible."""
-    if not any(key in config for key in ("copy", "hourglass")):
-        raise ConfigError("config error: the config runs no experiment: add `copy` or `hourglass`")
+    if not any(config.get(key) for key in ("copy", "hourglass", "benchmarks")):
+        raise ConfigError("config error: the config runs no experiment: add `copy`, "
+                          "`hourglass` or a section under `benchmarks`")
+    check_environments(config)
     if "copy" in config:
         check_copy(config, available_bytes)
     if "hourglass" in config:
         check_hourglass(config)
+    for name in config.get("benchmarks", {}):
+        check_benchmark(config, name)
+
+
+def check_environments(config):
+    """A knob that must be proven by its effect needs a way to observe it."""
+    from knobs.environment import EFFECTS
+
+    for name, spec in config["environments"].items():
+        _known("framework", spec.get("frameworks", []), frameworks.FRAMEWORKS,
+               f"environments.{name}.frameworks")
+        required = spec.get("require_effect", False)
+        knobs = list(spec.get("env", {})) + list(spec.get("preload", []))
+        for knob in knobs if required is True else required or []:
+            if knob not in knobs:
+                raise ConfigError(f"config error: environments.{name}.require_effect: {knob!r} "
+                                  f"is not one of its knobs ({', '.join(knobs) or 'none'})")
+            if knob in spec.get("env", {}) and knob not in EFFECTS:
+                raise ConfigError(
+                    f"config error: environments.{name}.require_effect: {knob} has no effect "
+                    f"check, so it can only be proven present; knobs with one: preloads, "
+                    f"{', '.join(sorted(EFFECTS))}")
+
+
+def check_benchmark(config, name):
+    """A user's benchmark: its module exists, its names refer to something."""
+    import os
+
+    from knobs.benchmarks import BUILT_IN
+
+    section = config["benchmarks"][name]
+    key = f"benchmarks.{name}"
+    if section["module"] not in BUILT_IN and not os.path.isfile(section["module"]):
+        raise ConfigError(f"config error: {key}.module: {section['module']!r} is not a file "
+                          f"(a path relative to {os.getcwd()}, or one of {', '.join(BUILT_IN)})")
+    _known("environment (define it under `environments`)", section["environments"],
+           config["environments"], f"{key}.environments")
+    baseline = section["baseline"]
+    baseline = baseline if isinstance(baseline, dict) else {"environment": baseline}
+    allowed = {"environment": section["environments"], "device": section["devices"],
+               **section.get("grid", {})}
+    for column, value in baseline.items():
+        if value not in allowed.get(column, []):
+            raise ConfigError(f"config error: {key}.baseline: {column}={value!r} is not among "
+                              f"the configurations it runs ({column}: {allowed.get(column)})")
 
 
 def check_copy(config, available_bytes=None):
@@ -64,12 +111,12 @@ def check_copy(config, available_bytes=None):
     _known("environment (define it under `environments`)", copy["limit"]["environments"],
            environments, "copy.limit.environments")
     _known("framework (add a module in scripts/knobs/frameworks/)", copy["frameworks"],
-           frameworks.RUNTIMES, "copy.frameworks")
-    _known("framework", copy["limit"]["frameworks"], frameworks.RUNTIMES,
+           frameworks.FRAMEWORKS, "copy.frameworks")
+    _known("framework", copy["limit"]["frameworks"], frameworks.FRAMEWORKS,
            "copy.limit.frameworks")
-    for name, spec in environments.items():
-        _known("framework", spec.get("frameworks", []), frameworks.RUNTIMES,
-               f"environments.{name}.frameworks")
+    if "environment" in copy["baseline"]:
+        _known("environment (define it under `environments`)",
+               [copy["baseline"]["environment"]], environments, "copy.baseline.environment")
     for name in copy["frameworks"]:
         if not set(frameworks.devices(name)) & set(copy["devices"]):
             raise ConfigError(f"config error: copy.frameworks: {name} runs on "
@@ -79,7 +126,7 @@ def check_copy(config, available_bytes=None):
         for key in ("frameworks", "limit.frameworks"):
             names = copy[key] if key == "frameworks" else copy["limit"]["frameworks"]
             if not any(device in frameworks.devices(name) for name in names):
-                able = sorted(n for n in frameworks.RUNTIMES if device in frameworks.devices(n))
+                able = sorted(n for n in frameworks.FRAMEWORKS if device in frameworks.devices(n))
                 raise ConfigError(f"config error: copy.{key}: none of {names} runs on device "
                                   f"{device}; add one that does: {', '.join(able)}")
     channels, height, width = copy["image"]
@@ -97,6 +144,9 @@ def check_hourglass(config):
     from knobs.hourglass import TORCH_GPU_ONLY, check_size, parse_torch_variant, plan
 
     hourglass = config["hourglass"]
+    if "glibc" not in config["environments"]:
+        raise ConfigError("config error: environments: the hourglass's matmul peak runs under "
+                          "`glibc`; define it (glibc: {})")
     size = {k: hourglass[k] for k in ("stacks", "resolution", "batch", "features", "joints")}
     errors = check_size(**size)
     if errors:

@@ -1,9 +1,13 @@
-"""Process-level knobs: an *environment* is a named set of env vars and preloaded libraries.
+"""Process-level knobs. An *environment* is a named set of knobs (environment variables and
+preloaded libraries); each knob is one `Knob`: its name, how it is set before the measured
+process starts, and how that process proves it applied.
 
-`launch_env` (used by the launcher, before the measured process starts) resolves the
-libraries and builds the child's environment; `prove` (called inside the measured process)
-checks that every knob really reached it and returns the evidence. A knob that did not apply
-raises `KnobNotApplied`: the run fails instead of writing a mislabelled number.
+A proof is `effect` (an observed consequence: the library is mapped, glibc's own counters
+changed, numpy's switch flipped, faults vanished) or `presence` (only that the variable is
+there). `launch_env` builds the measured process's environment from a short allowlist, so
+nothing from the caller's shell leaks in; `prove` runs inside the measured process and returns
+the evidence; a knob that did not apply raises `KnobNotApplied`: the run fails instead of
+writing a mislabelled number.
 """
 
 import ctypes
@@ -12,16 +16,18 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
+from typing import Callable
 
 SPEC_VARIABLE = "KNOBS_ENVIRONMENT"
 
-# Inherited variables that change the allocator or the framework's own behaviour: they are
-# removed from the child unless the environment sets them, so the baseline really is baseline.
-INHERITED_KNOB_PREFIXES = ("MALLOC_", "GLIBC_TUNABLES", "NUMPY_MADVISE_HUGEPAGE",
-                           "THP_MEM_ALLOC_ENABLE", "TCMALLOC_", "MALLOC_CONF",
-                           "PYTENSOR_FLAGS", "THEANO_FLAGS")
-RECORDED_PREFIXES = INHERITED_KNOB_PREFIXES + (
-    "LD_PRELOAD", "OMP_", "MKL_", "OPENBLAS_", "TF_", "PROTOCOL_BUFFERS_", "CUDA_", "KMP_")
+# What the measured process inherits from the caller, whatever the caller's shell holds: what
+# a Python runtime needs to start and find its files. Everything else comes from the
+# environment's knobs, the thread settings, or the config's `pass_env`.
+ALLOWED = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ",
+           "CONDA_PREFIX", "CONDA_DEFAULT_ENV", "VIRTUAL_ENV")
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                    "NUMBA_NUM_THREADS", "TF_NUM_INTRAOP_THREADS")
 
 # Where a missing library comes from, for the error message.
 PACKAGES = {
@@ -31,7 +37,183 @@ PACKAGES = {
 
 
 class KnobNotApplied(RuntimeError):
-    """An environment's knob is missing from the process it was meant for."""
+    """A knob is missing from, or has no effect in, the process it was meant for."""
+
+
+# ---- Effects: what a variable visibly changes in the process ----------------------------------
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in
+                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                 "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+def _libc():
+    libc = ctypes.CDLL(ctypes.util.find_library("c"))
+    libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+    libc.mallinfo2.restype = _MallInfo2
+    return libc
+
+
+def large_malloc_is_mmapped(size=48 << 20):
+    """Whether glibc serves a `size`-byte malloc with a fresh mmap (its own counters say)."""
+    libc = _libc()
+    before = libc.mallinfo2().hblkhd
+    block = libc.malloc(size)
+    during = libc.mallinfo2().hblkhd
+    libc.free(block)
+    return during - before >= size
+
+
+def heap_kept_after_free(total, block=64 << 10):
+    """Bytes glibc keeps at the top of its heap after `total` bytes of small blocks are freed:
+    it returns them to the kernel once they exceed its trim threshold."""
+    libc = _libc()
+    blocks = [libc.malloc(block) for _ in range(total // block)]
+    for pointer in reversed(blocks):
+        libc.free(pointer)
+    return libc.mallinfo2().keepcost
+
+
+def numpy_madvise_hugepage():
+    import numpy as np
+
+    core = getattr(np, "_core", None) or np.core
+    return bool(core.multiarray._get_madvise_hugepage())
+
+
+def _numpy_madvise(value):
+    active = numpy_madvise_hugepage()
+    return active == (value != "0"), {"numpy_madvise_hugepage": active}
+
+
+def _mmap_threshold(value):
+    size = min(int(value) - 4096, 48 << 20)
+    mmapped = large_malloc_is_mmapped(size)
+    return not mmapped, {f"glibc_mmaps_{size}_bytes": mmapped}
+
+
+def _trim_threshold(value):
+    freed = min(int(value) // 2, 8 << 20)  # under the threshold: glibc must keep it all
+    kept = heap_kept_after_free(freed)
+    return kept >= freed, {f"glibc_keeps_of_{freed}_freed_bytes": kept}
+
+
+def _torch_huge_pages(value, size=64 << 20):
+    """THP_MEM_ALLOC_ENABLE=1 makes PyTorch's CPU allocator ask for transparent huge pages:
+    touching a fresh 64 MiB tensor then faults about 32 huge pages, not 16,384 small ones."""
+    import resource
+
+    import torch
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    torch.empty(size, dtype=torch.uint8).fill_(1)
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+    huge = faults < size // 4096 // 4
+    return huge == (value == "1"), {"torch_faults_per_64MiB": faults}
+
+
+def _protobuf(value):
+    from google.protobuf.internal import api_implementation
+
+    active = api_implementation.Type()
+    return active == value, {"protobuf_implementation": active}
+
+
+def _onednn(value):
+    try:
+        from tensorflow.python.util import _pywrap_util_port
+    except ImportError:
+        return False, {"onednn": "TensorFlow is not installed here: the knob cannot act"}
+    active = bool(_pywrap_util_port.IsMklEnabled())
+    return active == (value != "0"), {"onednn": active}
+
+
+def thread_names():
+    """How many of this process's threads carry each name (/proc/self/task/*/comm)."""
+    import collections
+    import glob
+
+    names = collections.Counter()
+    for path in glob.glob("/proc/self/task/*/comm"):
+        try:
+            with open(path) as comm:
+                names[comm.read().strip()] += 1
+        except OSError:  # the thread ended meanwhile
+            pass
+    return names
+
+
+def _tf_gpu_threads(value):
+    """TF_GPU_THREAD_MODE=gpu_private (or gpu_shared) gives the GPU its own thread pool, whose
+    threads TensorFlow names tf_<pool> (the kernel keeps 15 characters)."""
+    prefix = f"tf_{value}"[:15]
+    count = sum(n for name, n in thread_names().items() if name.startswith(prefix))
+    return value == "global" or count > 0, {f"threads_named_{prefix}": count}
+
+
+@dataclass(frozen=True)
+class Effect:
+    """How a variable's effect is observed: `check(value) -> (applied, seen)`; `started`: only
+    once the framework has started its devices (checked after the first steps)."""
+
+    check: Callable
+    started: bool = False
+    allocator: str = None  # glibc: meaningless (and unproven) where another allocator is preloaded
+
+
+EFFECTS = {
+    "NUMPY_MADVISE_HUGEPAGE": Effect(_numpy_madvise),
+    "MALLOC_MMAP_THRESHOLD_": Effect(_mmap_threshold, allocator="glibc"),
+    "MALLOC_TRIM_THRESHOLD_": Effect(_trim_threshold, allocator="glibc"),
+    "THP_MEM_ALLOC_ENABLE": Effect(_torch_huge_pages),
+    "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION": Effect(_protobuf),
+    "TF_ENABLE_ONEDNN_OPTS": Effect(_onednn),
+    "TF_GPU_THREAD_MODE": Effect(_tf_gpu_threads, started=True),
+}
+
+
+# ---- Knobs ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Knob:
+    """One knob of an environment: a variable set to a value, or a library preloaded."""
+
+    name: str  # the variable, or the library as the config names it
+    value: str  # the variable's value, or the preload's resolved path
+    kind: str  # "variable" | "preload"
+
+    def proof_kind(self, preloads):
+        """How this knob can be proven here: effect or presence."""
+        if self.kind == "preload":
+            return "effect"
+        effect = EFFECTS.get(self.name)
+        if effect is None or (effect.allocator == "glibc" and preloads):
+            return "presence"
+        return "effect"
+
+    def prove(self, environ, real_maps, preloads, started=False):
+        """Evidence that this knob applied in this process, or KnobNotApplied. Effects marked
+        `started` are checked only when `started` (after the first steps), the rest before."""
+        if self.kind == "preload":
+            if os.path.realpath(self.value) not in real_maps:
+                raise KnobNotApplied(
+                    f"preload '{self.name}' ({self.value}) is not mapped into the measured "
+                    "process; the dynamic loader ignored it")
+            return {"proof": "effect", "seen": {"mapped": self.value}}
+        if environ.get(self.name) != self.value:
+            raise KnobNotApplied(f"{self.name} should be {self.value!r} in the measured process "
+                                 f"but is {environ.get(self.name)!r}")
+        kind = self.proof_kind(preloads)
+        effect = EFFECTS.get(self.name)
+        if kind == "presence":
+            return {"proof": "presence", "seen": {}}
+        if effect.started != started:  # proven by prove_started, after the first steps
+            return {"proof": "pending", "seen": {}}
+        applied, seen = effect.check(self.value)
+        if not applied:
+            raise KnobNotApplied(f"{self.name}={self.value!r} is set but has no effect in the "
+                                 f"measured process ({seen})")
+        return {"proof": "effect", "seen": seen}
 
 
 def _library_dirs():
@@ -66,15 +248,31 @@ def resolve_library(environment, name):
         f"(searched {', '.join(candidates[:6])}...). Fix: {hint}.")
 
 
-def launch_env(name, variables, preloads, base=None):
-    """The environment for the measured process, and the spec it will prove."""
-    env = {key: value for key, value in (base if base is not None else os.environ).items()
-           if key != "LD_PRELOAD" and not key.startswith(INHERITED_KNOB_PREFIXES)}
-    resolved = [{"requested": lib, "path": resolve_library(name, lib)} for lib in preloads]
-    env.update(variables)
-    if resolved:
-        env["LD_PRELOAD"] = ":".join(item["path"] for item in resolved)
-    env[SPEC_VARIABLE] = json.dumps({"name": name, "env": variables, "preload": resolved})
+def knobs_of(name, spec, resolve=True):
+    """The knobs an environment spec (`env`, `preload`) sets, preloads resolved to paths."""
+    knobs = [Knob(key, str(value), "variable") for key, value in spec.get("env", {}).items()]
+    for library in spec.get("preload", []):
+        path = resolve_library(name, library) if resolve else library
+        knobs.append(Knob(library, path, "preload"))
+    return knobs
+
+
+def launch_env(name, spec, threads=None, pass_env=(), base=None):
+    """The whole environment of the measured process: the allowlist taken from `base` (the
+    caller's), the variables `pass_env` names, the thread settings, then the environment's
+    knobs; and the spec it will prove, under SPEC_VARIABLE."""
+    base = os.environ if base is None else base
+    env = {key: base[key] for key in (*ALLOWED, *pass_env) if key in base}
+    if threads is not None:
+        env.update({key: str(threads) for key in THREAD_VARIABLES})
+    knobs = knobs_of(name, spec)
+    env.update({k.name: k.value for k in knobs if k.kind == "variable"})
+    preloads = [k.value for k in knobs if k.kind == "preload"]
+    if preloads:
+        env["LD_PRELOAD"] = ":".join(preloads)
+    env[SPEC_VARIABLE] = json.dumps({
+        "name": name, "knobs": [vars(k) for k in knobs], "threads": threads,
+        "pass_env": list(pass_env), "require_effect": spec.get("require_effect", False)})
     return env
 
 
@@ -85,173 +283,77 @@ def mapped_files():
                 if len(line.split(None, 5)) == 6 and line.split(None, 5)[5].startswith("/")}
 
 
-def _numpy_madvise_hugepage():
-    import numpy as np
-    core = getattr(np, "_core", None) or np.core
-    return bool(core.multiarray._get_madvise_hugepage())
+def _spec(environ):
+    if SPEC_VARIABLE not in environ:
+        raise KnobNotApplied(
+            f"{SPEC_VARIABLE} is not set: start benchmarks through scripts/run_benchmark.py so "
+            "the environment they claim can be proven.")
+    spec = json.loads(environ[SPEC_VARIABLE])
+    return spec, [Knob(**knob) for knob in spec["knobs"]]
 
 
-class _MallInfo2(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_size_t) for name in
-                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
-                 "fsmblks", "uordblks", "fordblks", "keepcost")]
-
-
-def large_malloc_is_mmapped(size=48 << 20):
-    """Whether glibc serves a `size`-byte malloc with a fresh mmap (its own counters say)."""
-    libc = ctypes.CDLL(ctypes.util.find_library("c"))
-    libc.malloc.restype = ctypes.c_void_p
-    libc.free.argtypes = [ctypes.c_void_p]
-    libc.mallinfo2.restype = _MallInfo2
-    before = libc.mallinfo2().hblkhd
-    block = libc.malloc(size)
-    during = libc.mallinfo2().hblkhd
-    libc.free(block)
-    return during - before >= size
-
-
-# Effect checks: env vars whose effect the process can observe directly, beyond seeing the
-# variable. Each returns (applied, evidence) for the value the environment set.
-def _check_numpy_madvise(value):
-    active = _numpy_madvise_hugepage()
-    return active == (value != "0"), {"numpy_madvise_hugepage": active}
-
-
-def _check_mmap_threshold(value):
-    size = min(int(value) - 4096, 48 << 20)
-    mmapped = large_malloc_is_mmapped(size)
-    return not mmapped, {f"glibc_mmaps_{size}_bytes": mmapped}
-
-
-def _check_protobuf(value):
-    from google.protobuf.internal import api_implementation
-
-    active = api_implementation.Type()
-    return active == value, {"protobuf_implementation": active}
-
-
-def _check_onednn(value):
-    try:
-        from tensorflow.python.util import _pywrap_util_port
-    except ImportError:
-        return False, {"onednn": "TensorFlow is not installed here: the knob cannot act"}
-    active = bool(_pywrap_util_port.IsMklEnabled())
-    return active == (value != "0"), {"onednn": active}
-
-
-EFFECT_CHECKS = {
-    "NUMPY_MADVISE_HUGEPAGE": _check_numpy_madvise,
-    "MALLOC_MMAP_THRESHOLD_": _check_mmap_threshold,
-    "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION": _check_protobuf,
-    "TF_ENABLE_ONEDNN_OPTS": _check_onednn,
-}
-
-
-def thread_names():
-    """How many of this process's threads carry each name (/proc/self/task/*/comm)."""
-    import collections
-    import glob
-
-    names = collections.Counter()
-    for path in glob.glob("/proc/self/task/*/comm"):
-        try:
-            with open(path) as comm:
-                names[comm.read().strip()] += 1
-        except OSError:  # the thread ended meanwhile
-            pass
-    return names
-
-
-def _check_tf_gpu_threads(value):
-    """TF_GPU_THREAD_MODE=gpu_private (or gpu_shared) gives the GPU its own thread pool, whose
-    threads TensorFlow names tf_<pool> (the kernel keeps 15 characters)."""
-    prefix = f"tf_{value}"[:15]
-    count = sum(n for name, n in thread_names().items() if name.startswith(prefix))
-    return value == "global" or count > 0, {f"threads_named_{prefix}": count}
-
-
-# Knobs that act only once the framework has started its devices: checked after the first
-# steps, by `prove_started`.
-STARTED_CHECKS = {"TF_GPU_THREAD_MODE": _check_tf_gpu_threads}
-
-
-def _apply_checks(checks, spec, evidence, skip=()):
-    name = spec["name"]
-    for key, check in checks.items():
-        if key not in spec["env"] or key in skip:
-            continue
-        applied, seen = check(spec["env"][key])
-        evidence["effects"].update(seen)
-        if not applied:
-            raise KnobNotApplied(
-                f"environment '{name}': {key}={spec['env'][key]!r} is set but has no effect "
-                f"in the measured process ({seen})")
-
-
-def prove_started(evidence, environ=None):
-    """The checks of knobs that act once the framework runs (see STARTED_CHECKS), added to
-    the evidence `prove` returned."""
-    environ = os.environ if environ is None else environ
-    _apply_checks(STARTED_CHECKS, json.loads(environ[SPEC_VARIABLE]), evidence)
-    return evidence
-
-
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                    "NUMBA_NUM_THREADS", "TF_NUM_INTRAOP_THREADS")
-
-
-def set_threads(threads):
-    """Threads are a knob: set before any framework starts (Snakemake would scale a rule's
-    threads down to --cores, silently), and recorded with the other variables."""
-    for key in THREAD_VARIABLES:
-        os.environ[key] = str(threads)
-
-
-def recorded_variables(environ=None):
-    """Variables that can change a benchmark, as the measured process sees them."""
-    environ = os.environ if environ is None else environ
-    return {k: v for k, v in sorted(environ.items())
-            if k.startswith(RECORDED_PREFIXES) and k != SPEC_VARIABLE}
+def _requires_effect(spec, knob):
+    wanted = spec["require_effect"]
+    return wanted is True or (isinstance(wanted, list) and knob.name in wanted)
 
 
 def prove(expected=None, environ=None, maps=None):
     """Check, inside the measured process, that its environment applied (and is the one named
-    `expected`, the label its results will carry); return the evidence."""
+    `expected`, the label its results will carry); return the evidence: one proof per knob."""
     environ = os.environ if environ is None else environ
-    if SPEC_VARIABLE not in environ:
-        raise KnobNotApplied(
-            f"{SPEC_VARIABLE} is not set: start benchmarks through scripts/with_environment.py "
-            "so the environment they claim can be proven.")
-    spec = json.loads(environ[SPEC_VARIABLE])
+    spec, knobs = _spec(environ)
     name = spec["name"]
     if expected is not None and name != expected:
         raise KnobNotApplied(f"launched in environment '{name}' but labelled '{expected}'")
-    maps = mapped_files() if maps is None else maps
-    real_maps = {os.path.realpath(path) for path in maps}
-    evidence = {"name": name, "set": spec["env"], "variables": recorded_variables(environ),
-                "preloads": [], "effects": {}}
-    for key, value in spec["env"].items():
-        if environ.get(key) != value:
-            raise KnobNotApplied(
-                f"environment '{name}': {key} should be {value!r} in the measured process "
-                f"but is {environ.get(key)!r}")
-    for item in spec["preload"]:
-        if os.path.realpath(item["path"]) not in real_maps:
-            raise KnobNotApplied(
-                f"environment '{name}': preload '{item['requested']}' ({item['path']}) is not "
-                "mapped into the measured process; the dynamic loader ignored it")
-        evidence["preloads"].append({**item, "mapped": True})
-    if not spec["preload"] and environ.get("LD_PRELOAD"):
+    real_maps = {os.path.realpath(path) for path in (mapped_files() if maps is None else maps)}
+    preloads = [k for k in knobs if k.kind == "preload"]
+    if not preloads and environ.get("LD_PRELOAD"):
         raise KnobNotApplied(
             f"environment '{name}' preloads nothing but LD_PRELOAD={environ['LD_PRELOAD']!r}")
-    allocator_replaced = bool(spec["preload"])
-    _apply_checks(EFFECT_CHECKS, spec, evidence,
-                  skip=[k for k in EFFECT_CHECKS if allocator_replaced and k.startswith("MALLOC_")])
-    # Recorded for every run, so the figure's faults can be read against them.
-    evidence["effects"]["numpy_madvise_hugepage"] = _numpy_madvise_hugepage()
-    if not allocator_replaced:
-        evidence["effects"]["glibc_mmaps_48MiB"] = large_malloc_is_mmapped()
+    proofs = {}
+    for knob in knobs:
+        if _requires_effect(spec, knob) and knob.proof_kind(preloads) != "effect":
+            raise KnobNotApplied(
+                f"environment '{name}': {knob.name} must be proven by its effect "
+                "(require_effect), but it can only be proven present here")
+        try:
+            proofs[knob.name] = {"kind": knob.kind, "value": knob.value,
+                                 **knob.prove(environ, real_maps, preloads)}
+        except KnobNotApplied as error:
+            raise KnobNotApplied(f"environment '{name}': {error}") from None
+    effects = {key: value for proof in proofs.values() for key, value in proof["seen"].items()}
+    # Recorded for every run, so faults can be read against them.
+    effects["numpy_madvise_hugepage"] = numpy_madvise_hugepage()
+    if not preloads:
+        effects["glibc_mmaps_48MiB"] = large_malloc_is_mmapped()
+    return {"name": name, "proofs": proofs, "effects": effects,
+            "preloads": [{"requested": k.name, "path": k.value, "mapped": True} for k in preloads],
+            "set": {k.name: k.value for k in knobs if k.kind == "variable"},
+            "threads": spec["threads"], "pass_env": spec["pass_env"]}
+
+
+def prove_started(evidence, environ=None):
+    """The proofs of knobs that act only once the framework runs (Effect.started), added to
+    the evidence `prove` returned."""
+    environ = os.environ if environ is None else environ
+    spec, knobs = _spec(environ)
+    preloads = [k for k in knobs if k.kind == "preload"]
+    for knob in knobs:
+        effect = EFFECTS.get(knob.name)
+        if knob.kind == "variable" and effect and effect.started:
+            try:
+                proof = knob.prove(environ, set(), preloads, started=True)
+            except KnobNotApplied as error:
+                raise KnobNotApplied(f"environment '{spec['name']}': {error}") from None
+            evidence["proofs"][knob.name].update(proof)
+            evidence["effects"].update(proof["seen"])
     return evidence
+
+
+def recorded_environment(environ=None):
+    """The measured process's whole environment, as it saw it (the spec aside)."""
+    environ = os.environ if environ is None else environ
+    return {k: v for k, v in sorted(environ.items()) if k != SPEC_VARIABLE}
 
 
 def allocator_libraries(maps=None):

@@ -14,11 +14,55 @@ def _read(path, default=None):
         return default
 
 
-def _cpu_model():
+def _cpuinfo():
+    """The first processor's fields in /proc/cpuinfo."""
+    fields = {}
     for line in (_read("/proc/cpuinfo") or "").splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
+        if not line.strip():
+            break
+        key, _, value = line.partition(":")
+        fields[key.strip()] = value.strip()
+    return fields
+
+
+def _cpu_model(cpuinfo):
+    return cpuinfo.get("model name") or platform.processor() or platform.machine()
+
+
+# CPU flags that change which kernels a framework runs (and so its speed): two machines with
+# the same model name but different flags are different machines to a benchmark.
+KERNEL_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl",
+                "avx512_vnni", "avx512_bf16", "avx512_fp16", "avx_vnni", "amx_tile",
+                "amx_bf16", "amx_int8")
+
+
+def _cpu_identity(cpuinfo):
+    """What tells two CPUs apart: vendor, family, model, stepping, microcode, kernel flags."""
+    flags = set(cpuinfo.get("flags", "").split())
+    return {
+        "vendor": cpuinfo.get("vendor_id"),
+        "family": cpuinfo.get("cpu family"),
+        "model": cpuinfo.get("model"),
+        "stepping": cpuinfo.get("stepping"),
+        "microcode": cpuinfo.get("microcode"),
+        "mhz": cpuinfo.get("cpu MHz"),
+        "flags": [flag for flag in KERNEL_FLAGS if flag in flags],
+        "hypervisor": "hypervisor" in flags,
+    }
+
+
+def _virtualization():
+    """What systemd says this machine runs in (kvm, docker, ...), where it can say."""
+    import shutil
+    import subprocess
+
+    if not shutil.which("systemd-detect-virt"):
+        return None
+    try:
+        done = subprocess.run(["systemd-detect-virt"], capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() or None
 
 
 def _caches():
@@ -70,9 +114,12 @@ def describe():
         glibc = os.confstr("CS_GNU_LIBC_VERSION")
     except (ValueError, OSError):
         glibc = None
+    cpuinfo = _cpuinfo()
     return {
         "host": socket.gethostname(),
-        "cpu": _cpu_model(),
+        "cpu": _cpu_model(cpuinfo),
+        "cpu_identity": _cpu_identity(cpuinfo),
+        "virtualization": _virtualization(),
         "cores": os.cpu_count(),
         "cores_usable": len(os.sched_getaffinity(0)),
         "caches": _caches(),
@@ -82,10 +129,22 @@ def describe():
         "glibc": glibc,
         "thp_enabled": _selected("/sys/kernel/mm/transparent_hugepage/enabled"),
         "thp_defrag": _selected("/sys/kernel/mm/transparent_hugepage/defrag"),
+        "thp_khugepaged_defrag": _read("/sys/kernel/mm/transparent_hugepage/khugepaged/defrag"),
         "page_size": os.sysconf("SC_PAGE_SIZE"),
         "python": platform.python_version(),
         "gpus": gpus(),
     }
+
+
+def kind(description):
+    """One line that names the kind of machine (two runs compare only within one kind)."""
+    identity = description.get("cpu_identity") or {}
+    parts = [description.get("cpu"),
+             "family {family} model {model} stepping {stepping}".format(**identity)
+             if identity else "identity not recorded",
+             f"{description.get('cores')} cores", " ".join(identity.get("flags", [])),
+             gpu_text(description)]
+    return ", ".join(str(part) for part in parts if part)
 
 
 def gpu_text(description):

@@ -1,8 +1,18 @@
-"""Writing results: one JSON file per run, written atomically."""
+"""Result files: one JSON file per measured process, written atomically, with a format
+version; `read` refuses any other version with a message naming the fix, and checks the file
+against config/result.schema.yaml where jsonschema is installed."""
 
 import json
 import os
 import tempfile
+from pathlib import Path
+
+FORMAT = 2
+SCHEMA = Path(__file__).resolve().parents[2] / "config" / "result.schema.yaml"
+
+
+class ResultError(ValueError):
+    """A result file this version of the workflow cannot read as it is."""
 
 
 def write_json(path, payload):
@@ -19,3 +29,41 @@ def write_json(path, payload):
     except BaseException:
         os.unlink(temporary)
         raise
+
+
+_validator = None
+
+
+def _validate(result, path):
+    global _validator
+    if _validator is None:
+        import jsonschema
+        import yaml
+
+        with open(SCHEMA) as handle:
+            _validator = jsonschema.Draft202012Validator(yaml.safe_load(handle))
+    errors = sorted(_validator.iter_errors(result), key=lambda e: list(e.absolute_path))
+    if errors:
+        where = "/".join(map(str, errors[0].absolute_path)) or "(top level)"
+        raise ResultError(f"{path}: does not match {SCHEMA.name} at {where}: "
+                          f"{errors[0].message}")
+
+
+def read(path, validate=True):
+    """A result file's content, refused unless it is of this format."""
+    with open(path) as handle:
+        result = json.load(handle)
+    found = result.get("format", 1)
+    if found != FORMAT:
+        raise ResultError(
+            f"{path} is a format-{found} result; this workflow reads format {FORMAT}. "
+            f"Convert its result set with `python scripts/convert_results.py "
+            f"{_result_set(path)}`, or measure it again.")
+    if validate:
+        _validate(result, path)
+    return result
+
+
+def _result_set(path):
+    parts = Path(path).parts
+    return str(Path(*parts[:parts.index("runs")])) if "runs" in parts else "<result set>"

@@ -1,0 +1,35 @@
+# Every measurement is one process of scripts/run_benchmark.py, whatever the experiment: the
+# command (knobs/experiments.py) names the benchmark, its params, the environment and device.
+rule benchmark_run:
+    input:
+        run_module,
+    output:
+        f"{RESULTS}/runs/{{experiment}}/{{configuration}}/rep{{rep}}.json",
+    log:
+        "logs/benchmark_run/{experiment}/{configuration}/rep{rep}.log",
+    priority: run_priority
+    conda:
+        run_conda_env
+    resources:
+        bench=1,
+        gpu=run_gpus,
+    params:
+        command=run_command,
+    shell:
+        "{params.command} --out {output:q} > {log:q} 2>&1"
+
+
+rule benchmark_evidence:
+    output:
+        f"{RESULTS}/evidence/{{experiment}}/{{name}}.txt",
+    log:
+        "logs/benchmark_evidence/{experiment}/{name}.log",
+    conda:
+        evidence_conda_env
+    resources:
+        bench=1,
+        gpu=evidence_gpus,
+    params:
+        command=evidence_command,
+    shell:
+        "{params.command} --out {output:q} > {log:q} 2>&1"

@@ -1,0 +1,76 @@
+rule table:
+    input:
+        unpack(table_inputs),
+    output:
+        report(
+            f"{RESULTS}/tables/{{experiment}}.csv",
+            caption="../report/table.rst",
+            category="{experiment}",
+            labels={"what": "tidy table"},
+        ),
+    log:
+        "logs/table/{experiment}.log",
+    conda:
+        "../envs/plots.yaml"
+    params:
+        settings=table_params,
+    script:
+        "../scripts/table.py"
+
+
+rule ops_table:
+    input:
+        ops_table_inputs,
+    output:
+        f"{RESULTS}/tables/{{experiment}}_ops.csv",
+    log:
+        "logs/ops_table/{experiment}.log",
+    conda:
+        "../envs/plots.yaml"
+    script:
+        "../scripts/ops_table.py"
+
+
+rule summary_table:
+    input:
+        unpack(summary_inputs),
+    output:
+        summary=report(
+            f"{RESULTS}/tables/summary.csv",
+            caption="../report/summary.rst",
+            category="Summary statistics",
+            labels={"what": "summary"},
+        ),
+        system=report(
+            f"{RESULTS}/tables/system.csv",
+            caption="../report/system.rst",
+            category="Setup",
+            labels={"what": "system"},
+        ),
+    log:
+        "logs/summary_table.log",
+    conda:
+        "../envs/plots.yaml"
+    params:
+        experiments=summary_params(),
+        statistics=config["statistics"],
+    script:
+        "../scripts/summary.py"
+
+
+rule report_config:
+    output:
+        report(
+            f"{RESULTS}/config_used.yaml",
+            caption="../report/config.rst",
+            category="Setup",
+            labels={"what": "config"},
+        ),
+    log:
+        "logs/report_config.log",
+    conda:
+        "../envs/plots.yaml"
+    params:
+        config=config,
+    script:
+        "../scripts/write_config.py"

@@ -1,0 +1,71 @@
+"""The copy step: the identity function `f(x) -> copy of x` of one framework over float32
+batches of images, one case per batch. On device `gpu` a call takes a host array through the
+GPU and back (see knobs/frameworks/).
+
+params: framework, batches, image (channels, height, width), input (`random`, or `zeros` as
+the seed timed).
+"""
+
+import numpy as np
+
+from knobs import frameworks
+
+
+def make_input(shape, kind, seed):
+    if kind == "zeros":  # as the seed did: untouched zero pages are unusually cheap to read
+        return np.zeros(shape, dtype=np.float32)
+    return np.random.default_rng(seed).random(shape, dtype=np.float32)
+
+
+def check_copy(identity, native, host):
+    """One untimed call: the output must equal the input and not share its memory."""
+    result = identity.call(native)
+    output = identity.to_numpy(native if result is None else result)
+    check = {"equal": bool(np.array_equal(output, host)),
+             "aliases_input": bool(np.shares_memory(output, host)),
+             "fresh_output": identity.fresh_output}
+    if not check["equal"] or check["aliases_input"]:
+        raise RuntimeError(f"the identity function did not return a copy: {check}")
+    return check
+
+
+class Benchmark:
+    def __init__(self, params, device, seed):
+        self.name, self.device, self.seed = params["framework"], device, seed
+        if device not in frameworks.devices(self.name):
+            raise ValueError(f"{self.name} runs on {', '.join(frameworks.devices(self.name))}, "
+                             f"not {device}")
+        self.batches, self.image, self.input = params["batches"], params["image"], params["input"]
+        self.module = frameworks.load(self.name)
+        self.identity, self.facts = None, {}
+
+    def cases(self):
+        return [str(batch) for batch in sorted(self.batches)]
+
+    def setup(self, case):
+        batch = int(case)
+        host = make_input((batch, *self.image), self.input, self.seed)
+        if self.identity is None:  # built on the first case the process runs, as it comes
+            self.identity = self.module.build(host, self.device)
+        native = self.identity.prepare(host)
+        self.facts[case] = {"batch": batch, "bytes": host.nbytes,
+                            "check": check_copy(self.identity, native, host)}
+        call = self.identity.call
+        return lambda: call(native)
+
+    def info(self, case):
+        return self.facts[case]
+
+    def evidence(self):
+        return dict(self.identity.evidence)
+
+    def versions(self):
+        return {self.name: self.identity.version}
+
+    def describe(self, devices):
+        """What the framework compiled or ran, one section per device it runs on."""
+        example = make_input((max(self.batches), *self.image), self.input, 0)
+        return "\n\n".join(
+            f"device: {device}\n{'=' * (8 + len(device))}\n"
+            + self.module.describe(example, device)
+            for device in devices if device in frameworks.devices(self.name))

@@ -1,0 +1,298 @@
+"""What a config asks for: every experiment's configurations, where their results go, the
+command that measures each, and the order the processes run in. One source for the Snakemake
+rules (rules/common.smk) and for scripts/gpu_paper.py, which runs the same commands on a GPU
+node without Snakemake.
+
+An experiment is a benchmark module (knobs/benchmarks/) run over configurations: each
+configuration is one benchmark, its params, an environment and a device, measured in `reps`
+fresh processes. The built-in experiments (`copy`, `hourglass` and its `peak`) and a user's
+(`benchmarks.<name>` in the config) differ only in how their config section lists
+configurations. Plain Python (no framework, no Snakemake); `config` is validated, defaults
+filled in.
+"""
+
+import itertools
+import json
+import random
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from knobs import frameworks
+from knobs.hourglass import plan as hourglass_plan
+
+SCRIPTS = Path(__file__).resolve().parent.parent
+RUN_BENCHMARK = SCRIPTS / "run_benchmark.py"
+TWIN = ".twin"  # the A/A twin of a baseline configuration: glibc.twin runs glibc again
+COPY_ORDER = {"shuffled": "shuffled", "ascending": "given", "descending": "reversed"}
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """One thing measured: a benchmark with its params, under an environment, on a device."""
+
+    experiment: str
+    key: tuple  # ((column, value), ...): names the configuration; its values make its path
+    benchmark: str  # built-in benchmark or a .py file
+    params: dict = field(hash=False, compare=False)
+    environment: str = "glibc"  # the environment it is launched in (a twin's is its baseline's)
+    device: str = "cpu"
+    runtime: str = "numpy"  # .venv-<runtime> / envs/<runtime>.yaml
+    reps: int = 3
+    warmup: int = 1
+    samples: int = 10
+    threads: int = 1
+    order: str = "given"
+    trace: bool = False
+    needs: tuple = ()  # modules it imports (a GPU node without them skips it)
+    gpu_library: str = None  # on a GPU, the library that must see it
+
+    @property
+    def path(self):
+        return "/".join(str(value) for _, value in self.key)
+
+    @property
+    def labels(self):
+        return dict(self.key)
+
+    def run(self, results, rep):
+        return f"{results}/runs/{self.experiment}/{self.path}/rep{rep}.json"
+
+    def trace_file(self, results, rep):
+        return f"{results}/traces/{self.experiment}/{self.path}/rep{rep}.json"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Text about what a benchmark compiled or ran (its graph, its profile), not a timing."""
+
+    experiment: str
+    name: str
+    configuration: Configuration
+    devices: tuple
+
+    def file(self, results):
+        return f"{results}/evidence/{self.experiment}/{self.name}.txt"
+
+
+@dataclass
+class Experiment:
+    name: str
+    case: str  # the table's column for a benchmark's case (batch, phase, case)
+    baseline: dict  # key values that name the baseline; the other keys are matched
+    configurations: list
+    evidence: list = field(default_factory=list)
+    needs: tuple = ()  # experiments whose tables this one's table reads
+    module: str = None  # a user's benchmark file: its runs rerun when it changes
+    sizes: tuple = ()  # table columns that must match too for two samples to be comparable
+
+    def keys(self):
+        """The table columns that name one measured thing: a configuration's case."""
+        labels = [k for k, _ in self.configurations[0].key] if self.configurations else []
+        return ["experiment", *labels, self.case, *self.sizes]
+
+
+def results_dir(config):
+    return config.get("results", "results")
+
+
+# ---- Each experiment's configurations -------------------------------------------------------
+def _copy(config):
+    copy = config["copy"]
+    acts_on = lambda e: config["environments"][e].get("frameworks", copy["frameworks"])
+    devices = lambda f: [d for d in copy["devices"] if d in frameworks.devices(f)]
+    grid = [(f, e, d, i) for f in copy["frameworks"] for e in copy["environments"]
+            if f in acts_on(e) for d in devices(f) for i in copy["inputs"]]
+    limits = [(f, e, d, i) for f in copy["limit"]["frameworks"]
+              for e in copy["limit"]["environments"] for d in devices(f) for i in copy["inputs"]]
+
+    def configuration(framework, environment, device, input_kind):
+        spec = frameworks.FRAMEWORKS[framework]
+        return Configuration(
+            "copy", (("framework", framework), ("environment", environment), ("device", device),
+                     ("input", input_kind)), "copy",
+            {"framework": framework, "batches": copy["batches"], "image": copy["image"],
+             "input": input_kind},
+            environment, device, spec.runtime, copy["reps"], copy["warmup"], copy["calls"],
+            copy["threads"], COPY_ORDER[copy["order"]], needs=spec.needs(),
+            gpu_library=spec.gpu_library if device == "gpu" else None)
+
+    measured = [configuration(*c) for c in sorted(set(grid))]
+    measured += twins(config, measured, copy["baseline"])
+    measured += [configuration(*c) for c in sorted(set(limits) - set(grid))]
+    baseline_environment = copy["baseline"].get("environment", "glibc")
+    # One evidence file per framework, a section per device (built on the GPU where it runs).
+    evidence = [Evidence("copy", f, configuration(f, baseline_environment, devices(f)[-1], "random"),
+                         tuple(devices(f)))
+                for f in copy["frameworks"] if frameworks.FRAMEWORKS[f].graph and devices(f)]
+    return Experiment("copy", "batch", copy["baseline"], measured, evidence, sizes=("bytes",))
+
+
+def _hourglass(config):
+    hourglass = config["hourglass"]
+    size = {key: hourglass[key] for key in ("stacks", "resolution", "batch", "features", "joints",
+                                            "threads", "inter_op_threads")}
+    measured = [
+        Configuration(
+            "hourglass", (("framework", entry["framework"]), ("variant", entry["variant"]),
+                          ("environment", entry["environment"]), ("device", device)),
+            "hourglass", {"framework": entry["framework"], "variant": entry["variant"], **size},
+            entry["environment"], device, entry["framework"], hourglass["reps"],
+            hourglass["warmup"], hourglass["steps"], hourglass["threads"], "given", trace=True,
+            needs=(entry["framework"],),
+            gpu_library=entry["framework"] if device == "gpu" else None)
+        for entry in hourglass_plan.full_plan(hourglass) for device in hourglass["devices"]]
+    measured += twins(config, measured, hourglass["baseline"])
+    return Experiment("hourglass", "phase", hourglass["baseline"], measured, needs=("peak",),
+                      sizes=("stacks", "resolution", "batch", "features", "joints"))
+
+
+def _peak(config):
+    """The matmul peak the hourglass is compared with, measured in the same run."""
+    hourglass = config["hourglass"]
+    measured = [
+        Configuration("peak", (("device", device),), "peak", {"threads": hourglass["threads"]},
+                      "glibc", device, "torch", hourglass["reps"], 3, 10, hourglass["threads"],
+                      needs=("torch",), gpu_library="torch" if device == "gpu" else None)
+        for device in hourglass["devices"]]
+    return Experiment("peak", "case", {}, measured, sizes=("n",))
+
+
+def _user(config, name):
+    """A user's benchmark: its module under every environment, on every device, for every
+    combination of `grid`."""
+    section = config["benchmarks"][name]
+    grid = section.get("grid", {})
+    baseline = section["baseline"]
+    baseline = baseline if isinstance(baseline, dict) else {"environment": baseline}
+    runtime = section["runtime"]
+    measured = [
+        Configuration(
+            name, (*zip(grid, values), ("environment", environment), ("device", device)),
+            section["module"], {**section.get("params", {}), **dict(zip(grid, values))},
+            environment, device, runtime, section["reps"], section["warmup"],
+            section["samples"], section["threads"], section["order"], section["trace"],
+            needs=(runtime,) if runtime in ("torch", "tensorflow") else (),
+            gpu_library=runtime if device == "gpu" and runtime in ("torch", "tensorflow")
+            else None)
+        for values in itertools.product(*grid.values())
+        for environment in section["environments"] for device in section["devices"]]
+    measured += twins(config, measured, baseline)
+    sizes = tuple(k for k, v in section.get("params", {}).items()
+                  if isinstance(v, (str, int, float, bool)))
+    return Experiment(name, "case", baseline, measured, module=section["module"], sizes=sizes)
+
+
+def twins(config, measured, baseline):
+    """The A/A twin of every baseline configuration: the same knobs measured again as a
+    configuration of its own, in the same rounds, so its ratio to the baseline is the noise
+    floor no knob's effect may hide in."""
+    if not config["statistics"]["aa"]:
+        return []
+    found = []
+    for configuration in measured:
+        labels = configuration.labels
+        if all(labels.get(k) == v for k, v in baseline.items()):
+            key = tuple((k, f"{v}{TWIN}" if k == "environment" else v)
+                        for k, v in configuration.key)
+            found.append(Configuration(**{**vars(configuration), "key": key}))
+    return found
+
+
+def experiments(config):
+    """{name: Experiment} of everything the config asks for, in a fixed order."""
+    found = {}
+    if "copy" in config:
+        found["copy"] = _copy(config)
+    if "hourglass" in config:
+        found["hourglass"] = _hourglass(config)
+        found["peak"] = _peak(config)
+    for name in config.get("benchmarks", {}):
+        found[name] = _user(config, name)
+    skipped = set(config.get("not_measured", []))
+    for experiment in found.values():
+        experiment.configurations = [c for c in experiment.configurations
+                                     if not all(c.run(".", rep)[2:] in skipped
+                                                for rep in range(c.reps))]
+        experiment.evidence = [e for e in experiment.evidence
+                               if e.file(".")[2:] not in skipped]
+    return found
+
+
+@dataclass(frozen=True)
+class Job:
+    configuration: Configuration
+    rep: int
+
+    def run(self, results):
+        return self.configuration.run(results, self.rep)
+
+
+def jobs(config):
+    """Every process to run: each configuration's reps, less what `not_measured` lists."""
+    skipped = set(config.get("not_measured", []))
+    return [Job(c, rep) for experiment in experiments(config).values()
+            for c in experiment.configurations for rep in range(c.reps)
+            if c.run(".", rep)[2:] not in skipped]
+
+
+def schedule(found):
+    """The order processes run in, as {run path: position}: in rounds, round k holding rep k of
+    every configuration in a shuffled order (a fixed permutation per round), so that a slow
+    minute of the machine falls on all configurations alike rather than on a few."""
+    rounds = {}
+    for job in found:
+        rounds.setdefault(job.rep, []).append(job)
+    order = []
+    for rep in sorted(rounds):
+        members = sorted(rounds[rep], key=lambda job: job.run(""))
+        random.Random(f"round {rep}").shuffle(members)
+        order += members
+    return {job.run(""): position for position, job in enumerate(order)}
+
+
+# ---- Commands -------------------------------------------------------------------------------
+def environment_words(config, name):
+    """run_benchmark.py's words for an environment: its knobs, what must be proven by effect,
+    and what the caller's environment may pass in."""
+    spec = config["environments"][name]
+    words = ["--environment", name]
+    for key, value in spec.get("env", {}).items():
+        words += ["--set", f"{key}={value}"]
+    for library in spec.get("preload", []):
+        words += ["--preload", library]
+    required = spec.get("require_effect", False)
+    for knob in (["all"] if required is True else required or []):
+        words += ["--require-effect", knob]
+    for variable in config.get("pass_env", []):
+        words += ["--pass-env", variable]
+    return words
+
+
+def _common_words(config, c):
+    labels = [word for key, value in c.key for word in ("--label", f"{key}={value}")]
+    return ["--experiment", c.experiment, *labels, "--benchmark", c.benchmark,
+            "--params", json.dumps(c.params, sort_keys=True),
+            *environment_words(config, c.environment), "--threads", c.threads]
+
+
+def command(config, job, python):
+    """The command that measures `job`, less `--out <its run path>`."""
+    c, results = job.configuration, results_dir(config)
+    words = [python, RUN_BENCHMARK, *_common_words(config, c), "--device", c.device,
+             "--rep", job.rep, "--warmup", c.warmup, "--samples", c.samples, "--order", c.order]
+    if c.trace:
+        words += ["--trace", c.trace_file(results, job.rep)]
+    return [str(word) for word in words]
+
+
+def evidence_command(config, evidence, python):
+    """The command that writes `evidence`, less `--out <its file>`."""
+    return [str(word) for word in [python, RUN_BENCHMARK,
+                                   *_common_words(config, evidence.configuration),
+                                   "--describe", *evidence.devices]]
+
+
+def quoted(words):
+    """Shell words, each quoted: a value such as `; touch X` stays one argument, runs nothing."""
+    return " ".join(shlex.quote(str(word)) for word in words)

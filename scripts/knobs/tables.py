@@ -1,0 +1,192 @@
+"""Result files -> tidy tables, one row per timed sample: the configuration's columns, the
+case, the sample's time and counters, how its knobs were proven, what the machine did
+meanwhile, the versions and the machine. Every experiment's table is built the same way; an
+experiment may add columns of its own (COLUMNS below: the copy limit, the hourglass's
+labels and its share of the matmul peak). pandas only: no framework is imported.
+"""
+
+import pandas as pd
+
+from knobs.hourglass import TF_KNOBS, parse_tf_variant, peak_precision, precision_of
+from knobs.machine import gpu_text, kind
+
+TWIN = ".twin"
+
+
+def _scalars(mapping, longest=None):
+    """The entries that fit in a table cell (strings up to `longest` characters)."""
+    return {k: v for k, v in (mapping or {}).items()
+            if isinstance(v, (int, float, bool)) or v is None
+            or isinstance(v, str) and (longest is None or len(v) <= longest)}
+
+
+def process_columns(run):
+    """What the process did apart from its samples, and what the machine did meanwhile."""
+    process, timeline = run["process"], run.get("timeline", {})
+    first_case = (run.get("order") or [None])[0]
+    first_seconds = run.get("cases", {}).get(first_case, {}).get("first_seconds")
+    ready = timeline.get("first_case_ready")
+    return {
+        "setup_seconds": ready,
+        "build_seconds": (timeline["build_done"] - timeline["build_started"]
+                          if "build_done" in timeline else None),
+        "process_to_first_step_seconds": (ready + first_seconds
+                                          if ready is not None and first_seconds is not None
+                                          else None),
+        "other_cpus": process["other_cpus"], "steal_share": process["steal_share"],
+        "load_before": process["load_before"], "load_after": process["load_after"],
+        "disturbed": process["disturbed"],
+        "attempts": 1 + len(process.get("previous_attempts", [])),
+        "started": process.get("started"), "finished": run["finished"],
+    }
+
+
+def knob_columns(knobs):
+    proofs = knobs.get("proofs", {})
+    return {
+        "threads": knobs.get("threads"),
+        "preloads": " ".join(p["path"] for p in knobs.get("preloads", [])),
+        "knob_proofs": " ".join(f"{name}={proof['proof']}" for name, proof in proofs.items()),
+        **_scalars(knobs.get("effects")),
+    }
+
+
+def machine_columns(machine):
+    return {
+        "host": machine["host"], "cpu": machine["cpu"], "machine_kind": kind(machine),
+        "cores": machine["cores"], "memory_gib": machine["memory_gib"], "os": machine["os"],
+        "gpu": gpu_text(machine), "l3_cache": machine["caches"].get("L3"),
+        "kernel": machine["kernel"], "glibc": machine["glibc"],
+        "thp_enabled": machine["thp_enabled"], "thp_defrag": machine["thp_defrag"],
+    }
+
+
+def rows(run, case_column):
+    """The rows of one result file."""
+    labels = dict(run["labels"])
+    fixed = {"experiment": run["experiment"], "configuration": run["configuration"],
+             **_scalars(run["benchmark"]["params"]), **labels,
+             "rep": run["rep"], "status": run["status"], "reason": run.get("reason"),
+             **knob_columns(run["knobs"]), **process_columns(run),
+             **machine_columns(run["machine"])}
+    versions = run.get("versions", {})
+    fixed.update({f"{name}_version": version for name, version in versions.items()})
+    if "framework" in labels:
+        fixed["framework_version"] = versions.get(labels["framework"])
+    # The benchmark's own evidence where it fits in a cell (fused ops, parameter count).
+    fixed.update({k: v for k, v in _scalars(run.get("evidence"), 80).items() if k not in fixed})
+    if run["status"] != "ok":
+        yield {**fixed, case_column: None, "sample": None, "seconds": None}
+        return
+    for case in run["order"]:
+        measured = run["cases"][case]
+        info = _scalars(measured["info"])
+        samples = measured["samples"]
+        for sample in range(len(samples["seconds"])):
+            yield {**fixed, **info, case_column: case, "sample": sample,
+                   "position": measured["position"], "first_seconds": measured["first_seconds"],
+                   **{key: values[sample] for key, values in samples.items()}}
+
+
+MEASURED = ["rep", "sample", "seconds", "cpu_seconds", "minor_faults", "major_faults",
+            "voluntary_switches", "involuntary_switches"]
+
+
+def tidy(runs, case_column):
+    """The table of `runs`: what names a sample first, then what was measured, then the
+    rest; `value` only where some step returned a number."""
+    table = pd.DataFrame([row for run in runs for row in rows(run, case_column)])
+    if "value" in table and table["value"].isna().all():
+        table = table.drop(columns="value")
+    labels = [k for run in runs[:1] for k, _ in run["labels"]]
+    first = ["experiment", "configuration", *labels, case_column,
+             *(c for c in MEASURED if c in table)]
+    return table[first + [c for c in table.columns if c not in first]]
+
+
+# ---- Columns of the built-in experiments ----------------------------------------------------
+def copy_columns(table, settings, tables):
+    """GB/s, and the machine's copy limit per size: the fastest median among the reference
+    copies (into a buffer already faulted in; a fresh copy under the best allocator)."""
+    table["batch"] = table["batch"].astype(int)
+    table["gbps"] = table["bytes"] / table["seconds"] / 1e9
+    limit = settings["limit"]
+    reference = table[table["framework"].isin(limit["frameworks"])
+                      & table["environment"].isin(limit["environments"])]
+    medians = (reference.groupby(["host", "device", "input", "batch", "framework", "environment"])
+               ["seconds"].median().reset_index())
+    best = medians.loc[medians.groupby(["host", "device", "input", "batch"])["seconds"].idxmin()]
+    nbytes = dict(zip(table["batch"], table["bytes"]))
+    best = best.assign(
+        limit_gbps=lambda d: d["batch"].map(nbytes) / d["seconds"] / 1e9,
+        limit_source=lambda d: d["framework"] + "/" + d["environment"],
+    )[["host", "device", "input", "batch", "limit_gbps", "limit_source"]]
+    table = table.merge(best, on=["host", "device", "input", "batch"], how="left")
+    first = ["experiment", "framework", "environment", "device", "batch", "input", "rep",
+             "sample", "seconds", "minor_faults", "bytes", "gbps", "limit_gbps"]
+    table = table[first + [c for c in table.columns if c not in first]]
+    return table.sort_values(["framework", "environment", "batch", "input", "rep", "sample"])
+
+
+def _peaks(peak_table):
+    """The best GFLOP/s per (host, device, precision) of the matmul peak's runs."""
+    peak = peak_table[peak_table["seconds"].notna()]
+    gflops = peak["flops"] / peak["seconds"] / 1e9
+    return gflops.groupby([peak["host"], peak["device"], peak["precision"]]).max().to_dict()
+
+
+def hourglass_columns(table, settings, tables):
+    """Each configuration's label and figure position (from the plan; one block per device
+    where there are several), its knobs, and its FLOP/s against the peak of its precision."""
+    plan = {(p["framework"], p["variant"], p["environment"]): p for p in settings["plan"]}
+    devices = settings["devices"]
+    peaks = _peaks(tables["peak"])
+
+    def label(row):
+        environment = row["environment"].removesuffix(TWIN)
+        entry = plan[(row["framework"], row["variant"], environment)]
+        text = entry["label"] + (" (A/A twin)" if row["environment"].endswith(TWIN) else "")
+        rung = entry["rung"] + (len(plan) if row["environment"].endswith(TWIN) else 0)
+        if len(devices) == 1:
+            return text, rung
+        return f"[{row['device']}] {text}", devices.index(row["device"]) * 2 * len(plan) + rung
+
+    configs = table.drop_duplicates("configuration").set_index("configuration")
+    placed = {c: label(row) for c, row in configs.iterrows()}
+    table["label"] = table["configuration"].map(lambda c: placed[c][0])
+    table["rung"] = table["configuration"].map(lambda c: placed[c][1])
+    knobs = {c: (parse_tf_variant(row["variant"]) if row["framework"] == "tensorflow"
+                 else dict.fromkeys(TF_KNOBS)) for c, row in configs.iterrows()}
+    for key in TF_KNOBS:
+        table[key] = table["configuration"].map(lambda c: knobs[c][key])
+    table["precision"] = [precision_of(f, v) for f, v in zip(table["framework"], table["variant"])]
+    measured = {}
+    for (host, device, precision), gflops in peaks.items():
+        measured.setdefault((host, device), {})[precision] = gflops
+    table["peak_precision"] = [
+        peak_precision(p, d, measured.get((h, d), {}))
+        for p, d, h in zip(table["precision"], table["device"], table["host"])]
+    table["peak_gflops"] = [measured.get((h, d), {}).get(p) for h, d, p in
+                            zip(table["host"], table["device"], table["peak_precision"])]
+    table = table.rename(columns={"value": "loss",
+                                  "protobuf_implementation_version": "protobuf_implementation"})
+    if "flops" in table:
+        table["gflops"] = table["flops"] / table["seconds"] / 1e9
+        table["fraction_of_peak"] = table["gflops"] / table["peak_gflops"]
+    return table.sort_values(["rung", "phase", "rep", "sample"])
+
+
+def peak_columns(table, settings, tables):
+    table["gflops"] = table["flops"] / table["seconds"] / 1e9
+    return table
+
+
+COLUMNS = {"copy": copy_columns, "hourglass": hourglass_columns, "peak": peak_columns}
+
+
+def build(experiment, runs, settings, tables):
+    """The tidy table of one experiment's runs (`tables`: the tables it needs, by name)."""
+    table = tidy(runs, settings["case"])
+    add = COLUMNS.get(experiment)
+    return add(table, settings, tables) if add else table.sort_values(
+        ["configuration", settings["case"], "rep", "sample"])
