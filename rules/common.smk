@@ -36,7 +36,7 @@ JOBS = {job.run(RESULTS): job for job in experiments.jobs(config)}
 # Processes run in rounds (rep k of every configuration, shuffled): highest priority first.
 POSITION = experiments.schedule(JOBS.values())
 EVIDENCE = {e.file(RESULTS): e for x in EXPERIMENTS.values() for e in x.evidence}
-BUILT_IN_FIGURES = {"copy", "hourglass", "peak"}
+BUILT_IN_FIGURES = {"copy", "faults", "hourglass", "peak"}
 
 
 # ---- Where each benchmark's code runs -------------------------------------------------------
@@ -151,7 +151,11 @@ def traced(experiment):
 def figure_files(name):
     """The figures an experiment draws: its own where it has them, else the generic one."""
     if name == "copy":
-        return [f"{RESULTS}/figures/copy_step.png", f"{RESULTS}/figures/copy_step.svg"]
+        return [
+            f"{RESULTS}/figures/copy_{f}.{x}"
+            for f in ("step", "model")
+            for x in ("png", "svg")
+        ]
     if name == "hourglass":
         return [
             f"{RESULTS}/figures/hourglass_{f}.{x}"
@@ -166,18 +170,30 @@ def figure_files(name):
 def summary_inputs(wildcards=None):
     return {
         f"{name}_table": f"{RESULTS}/tables/{name}.csv"
-        for name in EXPERIMENTS
-        if name != "peak"
+        for name, x in EXPERIMENTS.items()
+        if not x.reference
     }
 
 
 def summary_params():
-    """Per experiment: the columns that name one measured thing, and its baseline."""
+    """Per experiment: the columns that name one measured thing (its labels, its case, the
+    sizes that must match), and its baseline."""
     return {
-        name: {"keys": x.keys(), "baseline": x.baseline}
+        name: {
+            "keys": x.keys(),
+            "labels": x.keys()[1 : x.keys().index(x.case)],
+            "case": x.case,
+            "baseline": x.baseline,
+        }
         for name, x in EXPERIMENTS.items()
-        if name != "peak"
+        if not x.reference
     }
+
+
+def hourglass_comparisons():
+    from knobs.hourglass import plan
+
+    return plan.comparisons(config["hourglass"]) if "hourglass" in config else []
 
 
 def _alternatives(names):
@@ -199,6 +215,7 @@ def get_final_output():
         *EVIDENCE,
         f"{RESULTS}/tables/summary.csv",
         f"{RESULTS}/tables/system.csv",
+        f"{RESULTS}/tables/verdicts.csv",
         f"{RESULTS}/config_used.yaml",
     ]
 

@@ -10,6 +10,13 @@ rule figures_copy:
             labels={"what": "figure"},
         ),
         svg=f"{RESULTS}/figures/copy_step.svg",
+        model_png=report(
+            f"{RESULTS}/figures/copy_model.png",
+            caption="../report/copy_model.rst",
+            category="copy",
+            labels={"what": "fault model"},
+        ),
+        model_svg=f"{RESULTS}/figures/copy_model.svg",
     log:
         "logs/figures_copy.log",
     conda:

@@ -58,6 +58,29 @@ rule summary_table:
         "../scripts/summary.py"
 
 
+rule verdicts_table:
+    input:
+        unpack(summary_inputs),
+        summary=f"{RESULTS}/tables/summary.csv",
+    output:
+        report(
+            f"{RESULTS}/tables/verdicts.csv",
+            caption="../report/verdicts.rst",
+            category="Summary statistics",
+            labels={"what": "verdicts"},
+        ),
+    log:
+        "logs/verdicts_table.log",
+    conda:
+        "../envs/plots.yaml"
+    params:
+        experiments=summary_params(),
+        comparisons=hourglass_comparisons(),
+        statistics=config["statistics"],
+    script:
+        "../scripts/verdicts.py"
+
+
 rule report_config:
     output:
         report(

@@ -33,7 +33,7 @@ def keys_of(result_set):
     with open(path) as handle:
         config = config_check.fill_defaults(yaml.safe_load(handle), SCHEMA)
     return {name: x.keys() for name, x in experiments.experiments(config).items()
-            if name != "peak"}
+            if not x.reference}
 
 
 def load(result_set, experiment):

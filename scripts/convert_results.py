@@ -166,27 +166,34 @@ def main(argv=None):
         if directory.is_dir() and not any(directory.iterdir()):
             directory.rmdir()
     print(f"{root}: {len(old_files)} format-1 files -> {len(written)} format-2 results")
-    without_twins(root / "config.yaml")
+    describe_what_was_measured(root)
     return 0
 
 
-def without_twins(path):
-    """Format 1 measured no A/A twins: the set's config must not ask for them."""
+def describe_what_was_measured(root):
+    """The set's config.yaml, told what format 1 never measured: no A/A twins
+    (statistics.aa: false), and every other result file this workflow would expect (the
+    fault probe) listed under not_measured."""
     import yaml
 
+    from knobs import config_check, experiments
+
+    path = root / "config.yaml"
     if not path.exists():
         return
     config = yaml.safe_load(path.read_text())
-    if config.get("statistics", {}).get("aa") is False:
-        return
-    if "statistics" in config:
-        config["statistics"]["aa"] = False
-        path.write_text(yaml.safe_dump(config, sort_keys=False))
-    else:
-        with open(path, "a") as out:
-            out.write("# Added by scripts/convert_results.py: format-1 runs had no A/A twins.\n"
-                      "statistics: {aa: false}\n")
-    print(f"{path}: statistics.aa set to false (format 1 measured no A/A twins)")
+    config.setdefault("statistics", {})["aa"] = False
+    filled = config_check.fill_defaults(config, results.SCHEMA.parent / "schema.yaml")
+    expected = [job.run(".")[2:] for job in experiments.jobs(filled)]
+    missing = sorted(p for p in expected if not (root / p).exists())
+    config["not_measured"] = sorted(set(config.get("not_measured", [])) | set(missing))
+    lines = path.read_text().splitlines()
+    header = "".join(line + "\n" for line in lines[:next(
+        (i for i, line in enumerate(lines) if not line.startswith("#")), len(lines))])
+    path.write_text(header + "# Converted from format 1 by scripts/convert_results.py: no A/A "
+                    "twins, and not_measured lists what format 1 never measured.\n"
+                    + yaml.safe_dump(config, sort_keys=False))
+    print(f"{path}: statistics.aa: false; {len(missing)} result files listed as not measured")
 
 
 if __name__ == "__main__":

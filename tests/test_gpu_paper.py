@@ -13,7 +13,7 @@ from conftest import PYTHON, REPO, SNAKEMAKE, load_yaml, snakemake, write_config
 from knobs import machine
 
 GPU_PAPER = REPO / "scripts" / "gpu_paper.sh"
-AGGREGATE = ["table", "ops_table", "summary_table", "report_config", "figures_copy",
+AGGREGATE = ["table", "ops_table", "summary_table", "verdicts_table", "report_config", "figures_copy",
              "figures_hourglass", "figures_benchmark", "all"]
 
 
@@ -50,8 +50,8 @@ def test_it_runs_the_commands_the_rules_run(tmp_path):
     assert ours.returncode == 0, ours.stderr
     mine = {line.split(": ", 2)[2] for line in ours.stdout.splitlines()
             if line.startswith("would run: ")}
-    # copy: 2 environments, the twin, the limit; 1 peak; hourglass: 2 and the twin
-    assert len(theirs) == 8 and mine == theirs
+    # copy: 2 environments, the twin, the limit, the fault probe; 1 peak; hourglass: 2, twin
+    assert len(theirs) == 9 and mine == theirs
 
 
 def test_what_the_node_cannot_run_is_skipped_and_the_rest_aggregates(tmp_path):
@@ -75,7 +75,7 @@ def test_what_the_node_cannot_run_is_skipped_and_the_rest_aggregates(tmp_path):
                      r"importable here \(ImportError: no TensorFlow on this node\)", done.stdout)
     assert "skip: copy numpy absent cpu random: libknobs_absent.so.1 is not installed here" \
         in done.stdout
-    assert "7 ran, 0 failed, 2 skipped" in done.stdout  # 4 copy, 1 peak, 2 torch
+    assert "8 ran, 0 failed, 2 skipped" in done.stdout  # 4 copy, faults, peak, 2 torch
     measured = load_yaml(results / "config.yaml")
     assert sorted(measured["not_measured"]) == [
         "runs/copy/numpy/absent/cpu/random/rep0.json",

@@ -76,7 +76,9 @@ SMALL = dict(stacks=1, resolution=64, batch=2, features=32, joints=4)
                                      "function-resident-fused-NHWC",
                                      "function-resident-unfused-NHWC-float16",
                                      "session-feed_dict-fused-NHWC-bfloat16",
-                                     "session-prefetch-fused-NHWC"])
+                                     "session-prefetch-fused-NHWC",
+                                     "session-feed_float64-unfused-NHWC",
+                                     "function-feed_float64-fused-NHWC"])
 def test_tensorflow_train_step_lowers_the_loss_and_proves_its_knobs(variant, tf):
     from knobs.hourglass import tf_runner
 
@@ -93,6 +95,8 @@ def test_tensorflow_train_step_lowers_the_loss_and_proves_its_knobs(variant, tf)
     assert evidence["conv_dtypes"] == [precision]  # mixed precision: narrow convolutions
     assert all(v.dtype == tf.float32 for v in runner.model.variables)  # float32 variables
     assert (evidence["loss_scale"] is not None) == (precision == "float16")
+    feeds = {"feed_dict": "float32", "feed_float64": "float64"}
+    assert evidence["fed_dtype"] == feeds.get(hourglass.parse_tf_variant(variant)["input"])
 
 
 def test_torch_train_step_lowers_the_loss_and_channels_last_is_proven(torch):
@@ -169,6 +173,8 @@ GOOD = {"fused_batch_norm_ops": 8, "conv_data_formats": ["NHWC"], "iterator_ops"
     ({"conv_dtypes": ["bfloat16"]}, "precision=float32"),
     ({"variable_dtypes": ["bfloat16"]}, "variables should be float32"),
     ({"layout_optimizer": "on"}, "layout optimizer is on"),
+    ({"fed_dtype": "float64"}, "host arrays are float64"),
+    ({"placeholder_dtypes": ["float64"]}, "placeholders are"),
 ])
 def test_tensorflow_knob_checks_catch_a_knob_that_did_not_apply(change, message):
     from knobs.environment import KnobNotApplied

@@ -85,6 +85,7 @@ class Experiment:
     needs: tuple = ()  # experiments whose tables this one's table reads
     module: str = None  # a user's benchmark file: its runs rerun when it changes
     sizes: tuple = ()  # table columns that must match too for two samples to be comparable
+    reference: bool = False  # a measurement other tables use (a peak, a fault's cost): no verdicts
 
     def keys(self):
         """The table columns that name one measured thing: a configuration's case."""
@@ -125,7 +126,17 @@ def _copy(config):
     evidence = [Evidence("copy", f, configuration(f, baseline_environment, devices(f)[-1], "random"),
                          tuple(devices(f)))
                 for f in copy["frameworks"] if frameworks.FRAMEWORKS[f].graph and devices(f)]
-    return Experiment("copy", "batch", copy["baseline"], measured, evidence, sizes=("bytes",))
+    return Experiment("copy", "batch", copy["baseline"], measured, evidence, needs=("faults",),
+                      sizes=("bytes",))
+
+
+def _faults(config):
+    """What a page fault costs here, measured in the same rounds as the copies it explains."""
+    copy = config["copy"]
+    measured = [Configuration("faults", (("device", "cpu"),), "faults", {"mib": 64},
+                              copy["baseline"].get("environment", "glibc"), "cpu", "numpy",
+                              copy["reps"], 2, 10, needs=("numpy",))]
+    return Experiment("faults", "case", {}, measured, sizes=("bytes",), reference=True)
 
 
 def _hourglass(config):
@@ -138,7 +149,8 @@ def _hourglass(config):
                           ("environment", entry["environment"]), ("device", device)),
             "hourglass", {"framework": entry["framework"], "variant": entry["variant"], **size},
             entry["environment"], device, entry["framework"], hourglass["reps"],
-            hourglass["warmup"], hourglass["steps"], hourglass["threads"], "given", trace=True,
+            hourglass["warmup"], hourglass["steps"], hourglass["threads"], hourglass["order"],
+            trace=True,
             needs=(entry["framework"],),
             gpu_library=entry["framework"] if device == "gpu" else None)
         for entry in hourglass_plan.full_plan(hourglass) for device in hourglass["devices"]]
@@ -155,7 +167,7 @@ def _peak(config):
                       "glibc", device, "torch", hourglass["reps"], 3, 10, hourglass["threads"],
                       needs=("torch",), gpu_library="torch" if device == "gpu" else None)
         for device in hourglass["devices"]]
-    return Experiment("peak", "case", {}, measured, sizes=("n",))
+    return Experiment("peak", "case", {}, measured, sizes=("n",), reference=True)
 
 
 def _user(config, name):
@@ -204,6 +216,7 @@ def experiments(config):
     found = {}
     if "copy" in config:
         found["copy"] = _copy(config)
+        found["faults"] = _faults(config)
     if "hourglass" in config:
         found["hourglass"] = _hourglass(config)
         found["peak"] = _peak(config)
@@ -216,6 +229,9 @@ def experiments(config):
                                                 for rep in range(c.reps))]
         experiment.evidence = [e for e in experiment.evidence
                                if e.file(".")[2:] not in skipped]
+    found = {name: x for name, x in found.items() if x.configurations}
+    for experiment in found.values():  # a table it would read but nothing was measured for
+        experiment.needs = tuple(name for name in experiment.needs if name in found)
     return found
 
 

@@ -2,8 +2,8 @@
 (knobs/benchmarks/__init__.py says what a benchmark defines).
 
 In the measured process it proves the environment before anything is measured, builds the
-benchmark, runs its cases in a recorded order, and for each case: one first call (compiles,
-allocates; recorded apart), the warm-up, then the timed samples, each with the process's own
+benchmark, runs its cases in a recorded order, and for each case: the warm-up (its first call,
+which compiles and allocates, recorded apart), then the timed samples, each with the process's own
 counters around it (CPU time of all threads, page faults, context switches). It records what
 the rest of the machine did meanwhile (knobs/disturbance.py) and writes one result file, all
 or none.
@@ -48,14 +48,14 @@ def _dropped(value):
 
 
 def measure(step, warmup, samples):
-    """One first call, `warmup` discarded calls, then `samples` timed calls with counters."""
+    """`warmup` discarded calls (at least one: the first, which compiles and allocates, is
+    timed apart), then `samples` timed calls with their counters."""
     start = time.perf_counter()
     _dropped(step())
     first = time.perf_counter() - start
-    for _ in range(warmup):
+    for _ in range(warmup - 1):
         _dropped(step())
     record = {"seconds": [], "cpu_seconds": [], "value": [], **{key: [] for key in COUNTERS}}
-    gc.collect()
     gc.disable()  # a collection inside one sample would be charged to it
     try:
         for _ in range(samples):

@@ -122,10 +122,44 @@ def copy_columns(table, settings, tables):
         limit_source=lambda d: d["framework"] + "/" + d["environment"],
     )[["host", "device", "input", "batch", "limit_gbps", "limit_source"]]
     table = table.merge(best, on=["host", "device", "input", "batch"], how="left")
+    table = fault_model(table, tables.get("faults"))
     first = ["experiment", "framework", "environment", "device", "batch", "input", "rep",
              "sample", "seconds", "minor_faults", "bytes", "gbps", "limit_gbps"]
     table = table[first + [c for c in table.columns if c not in first]]
     return table.sort_values(["framework", "environment", "batch", "input", "rep", "sample"])
+
+
+HUGE_PAGE = 2 << 20
+SMALL_PAGE = 4096
+
+
+def fault_costs(faults_table):
+    """Seconds per fault of each kind ("4k", "2m") per host: the median over the fault probe's
+    samples of time / faults."""
+    probe = faults_table[faults_table["seconds"].notna() & (faults_table["minor_faults"] > 0)]
+    per_fault = probe["seconds"] / probe["minor_faults"]
+    return per_fault.groupby([probe["host"], probe["case"]]).median().unstack()
+
+
+def fault_model(table, faults_table):
+    """The copy step's model of a call on the CPU: the copy limit for its size, plus its page
+    faults at what a fault costs here. A call that faults at all faults in its whole output
+    (a fresh mapping): `huge` of its faults are 2 MiB pages, the rest 4 KiB, such that they
+    cover its bytes. Without a fault probe the model is left out."""
+    if faults_table is None or faults_table.empty:
+        return table
+    costs = fault_costs(faults_table)
+    small_cost = table["host"].map(costs.get("4k", {}))
+    huge_cost = table["host"].map(costs.get("2m", {}))
+    faults = table["minor_faults"].astype(float)
+    huge = ((table["bytes"] - faults * SMALL_PAGE) / (HUGE_PAGE - SMALL_PAGE)).clip(lower=0)
+    huge = huge.where(faults > 0, 0).clip(upper=faults).where(huge_cost.notna(), 0)
+    table["fault_cost_4k"], table["fault_cost_2m"] = small_cost, huge_cost
+    table["limit_seconds"] = table["bytes"] / table["limit_gbps"] / 1e9
+    table["fault_seconds"] = (faults - huge) * small_cost + huge * huge_cost.fillna(0)
+    table["predicted_seconds"] = (table["limit_seconds"] + table["fault_seconds"]).where(
+        table["device"] == "cpu")
+    return table
 
 
 def _peaks(peak_table):

@@ -26,7 +26,7 @@ cases, warm-up, the timed samples with their counters, the result file.
 A benchmark that cannot run on this machine for a reason worth reporting (torch.compile
 without a compiler) raises `Unavailable`; the result then says so instead of a failure.
 
-Built-in benchmarks are named by their module here (`copy`, `hourglass`, `peak`); a user's
+Built-in benchmarks are named by their module here (`copy`, `faults`, `hourglass`, `peak`); a user's
 is named by its file path, anywhere (`benchmarks/my_model.py`).
 """
 
@@ -39,7 +39,7 @@ class Unavailable(RuntimeError):
     """This benchmark cannot run here, for a reason the result records."""
 
 
-BUILT_IN = ("copy", "hourglass", "peak")
+BUILT_IN = ("copy", "faults", "hourglass", "peak")
 
 
 def load(name):

@@ -73,7 +73,7 @@ def train_flops(stacks, resolution, batch, features, joints):
 # variables and loss, convolutions and batch norm in the narrow type.
 TF_KNOBS = {
     "execution": ("session", "function", "xla"),
-    "input": ("feed_dict", "dataset", "prefetch", "resident"),
+    "input": ("feed_dict", "feed_float64", "dataset", "prefetch", "resident"),
     "batch_norm": ("unfused", "fused"),
     "data_format": ("NHWC", "NCHW"),
     "precision": ("float32", "bfloat16", "float16"),

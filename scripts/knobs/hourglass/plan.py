@@ -1,8 +1,9 @@
 """Which hourglass configurations a config asks for, in the order the figures show them.
 
 TensorFlow: the seed's setup, then a ladder (each rung adds one knob to the rung before), then
-one rung per knob of the best taken back to the seed's value, then variations of the best;
-or, with `grid: true`, every combination of `values`. PyTorch: each variant in each
+one rung per knob of the last rung taken back to the seed's value, then variations of the last
+rung; or, with `grid: true`, every combination of `values`. Which configuration is the best is
+not decided here: that is the fastest one measured. PyTorch: each variant in each
 environment. Plain Python: Snakemake, the table script and the tests read it.
 """
 
@@ -17,30 +18,38 @@ def _describe(change):
     return ", ".join(f"{k}={v}" for k, v in change.items())
 
 
-def tensorflow_plan(tf):
-    """[(label, variant, environment)] in figure order, without repeats."""
+def tensorflow_entries(tf):
+    """Every entry the config names, in figure order, repeats included: (kind, label, knobs,
+    the knobs it is compared with or None)."""
     seed = {**TF_DEFAULTS, **tf["seed"]}
     named = [k for k in KNOBS if k not in TF_DEFAULTS or seed[k] != TF_DEFAULTS[k]]
-    entries = [("seed: " + ", ".join(seed[k] for k in named), seed)]
+    entries = [("seed", "seed: " + ", ".join(seed[k] for k in named), seed, None)]
     if tf.get("grid"):
         values = {**{k: [v] for k, v in TF_DEFAULTS.items()}, **tf["values"]}
         for combo in itertools.product(*(values[k] for k in KNOBS)):
             knobs = dict(zip(KNOBS, combo))
-            entries.append((_describe(knobs), knobs))
-    else:
-        current = dict(seed)
-        for change in tf.get("ladder", []):
-            current = {**current, **change}
-            entries.append(("+ " + _describe(change), dict(current)))
-        best = current
-        if tf.get("ablate", True):
-            for key in KNOBS:
-                if best[key] != seed[key]:
-                    entries.append((f"best without {key}={best[key]}", {**best, key: seed[key]}))
-        for change in tf.get("variations", []):
-            entries.append(("best + " + _describe(change), {**best, **change}))
+            entries.append(("grid", _describe(knobs), knobs, seed))
+        return entries
+    current = dict(seed)
+    for change in tf.get("ladder", []):
+        before, current = current, {**current, **change}
+        entries.append(("rung", "+ " + _describe(change), dict(current), before))
+    last = current  # the ladder's last rung: what the ablations and variations start from
+    if tf.get("ablate", True):
+        for key in KNOBS:
+            if last[key] != seed[key]:
+                entries.append(("ablation", f"last rung without {key}={last[key]}",
+                                {**last, key: seed[key]}, last))
+    for change in tf.get("variations", []):
+        entries.append(("variation", "last rung + " + _describe(change), {**last, **change},
+                        last))
+    return entries
+
+
+def tensorflow_plan(tf):
+    """[(label, variant, environment)] in figure order, without repeats."""
     plan, seen = [], set()
-    for label, knobs in entries:
+    for _, label, knobs, _ in tensorflow_entries(tf):
         key = (tf_variant(knobs), knobs["environment"])
         if key not in seen:
             seen.add(key)
@@ -51,6 +60,32 @@ def tensorflow_plan(tf):
 def torch_plan(torch):
     return [(f"torch {v}" + (f" ({e})" if e != "glibc" else ""), v, e)
             for e in torch["environments"] for v in torch["variants"]]
+
+
+def comparisons(hourglass):
+    """What each knob's verdict compares: [{kind, label, configuration, reference}] where a
+    configuration is (framework, variant, environment). TensorFlow: each rung against the rung
+    before, each ablation and variation against the ladder's last rung; PyTorch: each variant
+    against eager, each environment against glibc."""
+    found = []
+    if "tensorflow" in hourglass:
+        for kind, label, knobs, before in tensorflow_entries(hourglass["tensorflow"]):
+            if before is not None:
+                found.append({"kind": kind, "label": label,
+                              "configuration": ("tensorflow", tf_variant(knobs), knobs["environment"]),
+                              "reference": ("tensorflow", tf_variant(before), before["environment"])})
+    if "torch" in hourglass:
+        torch = hourglass["torch"]
+        for label, variant, environment in torch_plan(torch):
+            if variant != "eager" and "eager" in torch["variants"]:
+                found.append({"kind": "torch variant", "label": label,
+                              "configuration": ("torch", variant, environment),
+                              "reference": ("torch", "eager", environment)})
+            if environment != "glibc" and "glibc" in torch["environments"]:
+                found.append({"kind": "torch environment", "label": label,
+                              "configuration": ("torch", variant, environment),
+                              "reference": ("torch", variant, "glibc")})
+    return found
 
 
 def full_plan(hourglass):

@@ -3,7 +3,8 @@ each applied.
 
 Knobs: execution (`session`: tf.compat.v1 graph and Session, as in the seed; `function`:
 tf.function; `xla`: tf.function(jit_compile=True)), input (`feed_dict`: host arrays handed to
-every call; `dataset`: tf.data from host arrays; `prefetch`: tf.data with prefetch, to the
+every call; `feed_float64`: float64 host arrays, as the seed fed `np.random.rand` into float32
+placeholders, converted on every call; `dataset`: tf.data from host arrays; `prefetch`: tf.data with prefetch, to the
 device where there is one; `resident`: the batch already on the device), batch_norm
 (`unfused` / `fused`), data_format (`NHWC` / `NCHW`), precision (`float32`; `bfloat16` /
 `float16`: mixed precision, float16 with a static loss scale).
@@ -24,6 +25,7 @@ from knobs.hourglass import tf_model
 FUSED_OPS = ("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3",
              "FusedBatchNormGrad", "FusedBatchNormGradV2", "FusedBatchNormGradV3")
 ITERATOR_OPS = ("IteratorGetNext",)
+FEEDS = ("feed_dict", "feed_float64")  # host arrays handed to every call
 # float16 gradients underflow unscaled; a static scale keeps the step's ops fixed (Keras'
 # dynamic scale adds a finiteness check and a conditional update per step).
 LOSS_SCALE = {"float16": 1024.0}
@@ -66,6 +68,8 @@ class Runner:
         out_shape = (n, r // 4, r // 4, j) if knobs["data_format"] == "NHWC" else (n, j, r // 4, r // 4)
         self.x = rng.random(shape, dtype=np.float32)
         self.y = rng.random(out_shape, dtype=np.float32)
+        if knobs["input"] == "feed_float64":  # what the seed fed: np.random.rand, float64
+            self.x, self.y = self.x.astype(np.float64), self.y.astype(np.float64)
         self.model = tf_model.StackedHourglass(
             size["stacks"], size["features"], j, fused=knobs["batch_norm"] == "fused",
             data_format=knobs["data_format"], seed=seed,
@@ -92,7 +96,7 @@ class Runner:
         with self.graph.as_default():
             mode = self.knobs["input"]
             self.feed = {}
-            if mode == "feed_dict":
+            if mode in FEEDS:  # float32 placeholders, whatever is fed
                 x = v1.placeholder(tf.float32, self.x.shape, name="x")
                 y = v1.placeholder(tf.float32, self.y.shape, name="y")
                 self.feed = {x: self.x, y: self.y}
@@ -127,7 +131,7 @@ class Runner:
     def _build_function(self):
         model, jit = self.model, self.knobs["execution"] == "xla"
         precision = self.knobs["precision"]
-        model(tf.constant(self.x))  # make the variables, eagerly, once
+        model(tf.constant(self.x, tf.float32))  # make the variables, eagerly, once
         optimizer = tf_model.RMSProp(model.variables)
 
         @tf.function(jit_compile=jit)
@@ -146,6 +150,8 @@ class Runner:
         mode = self.knobs["input"]
         if mode == "feed_dict":  # host arrays converted on every call, as a feed copies
             self.next_args = lambda: (self.x, self.y)
+        elif mode == "feed_float64":  # float64 host arrays made float32 on every call
+            self.next_args = lambda: (self.x.astype(np.float32), self.y.astype(np.float32))
         elif mode in ("dataset", "prefetch"):
             iterator = iter(_dataset(self.x, self.y, self.knobs, self.device))
             self.next_args = lambda: next(iterator)
@@ -185,6 +191,9 @@ class Runner:
             "loss_scale": LOSS_SCALE.get(self.knobs["precision"]),
             "iterator_ops": sum(t in ITERATOR_OPS for t in types),
             "feeds_per_call": len(getattr(self, "feed", {})),
+            "fed_dtype": self.x.dtype.name if self.knobs["input"] in FEEDS else None,
+            "placeholder_dtypes": sorted({op.get_attr("dtype").name for op in ops
+                                          if op.type == "Placeholder"}),
             "threads": self.threads,
             "onednn": _onednn_enabled(),
             "upsample": self.model.upsample_op,
@@ -237,6 +246,12 @@ def check(knobs, evidence):
     if evidence["conv_data_formats"] != [knobs["data_format"]]:
         problems.append(f"data_format={knobs['data_format']} but convolutions run in "
                         f"{evidence['conv_data_formats']}")
+    wanted = {"feed_float64": "float64", "feed_dict": "float32"}.get(knobs["input"])
+    if evidence.get("fed_dtype", wanted) != wanted:
+        problems.append(f"input={knobs['input']} but the host arrays are {evidence['fed_dtype']}")
+    if knobs["execution"] == "session" and wanted and evidence.get(
+            "placeholder_dtypes", ["float32"]) != ["float32"]:
+        problems.append(f"the placeholders are {evidence['placeholder_dtypes']}, not float32")
     if evidence.get("layout_optimizer", "off") != "off":
         problems.append("Grappler's layout optimizer is on: data_format may not be what runs")
     if evidence.get("variable_dtypes", ["float32"]) != ["float32"]:
@@ -249,12 +264,12 @@ def check(knobs, evidence):
         if (evidence["iterator_ops"] > 0) != expect_iterator:
             problems.append(f"input={knobs['input']} but the graph has "
                             f"{evidence['iterator_ops']} iterator ops")
-        if (evidence["feeds_per_call"] > 0) != (knobs["input"] == "feed_dict"):
+        if (evidence["feeds_per_call"] > 0) != (knobs["input"] in FEEDS):
             problems.append(f"input={knobs['input']} but each run call feeds "
                             f"{evidence['feeds_per_call']} tensors")
     else:
         host = all(kind == "ndarray" for kind in evidence["args_per_call"])
-        if host != (knobs["input"] == "feed_dict"):
+        if host != (knobs["input"] in FEEDS):
             problems.append(f"input={knobs['input']} but each call passes "
                             f"{evidence['args_per_call']}")
         on_device = knobs["input"] in ("prefetch", "resident") and evidence.get("device") == "gpu"

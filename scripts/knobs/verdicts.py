@@ -1,0 +1,97 @@
+"""Verdicts from the data: every knob's effect as a ratio of times with its interval over
+processes, and `faster`, `slower` or `no effect measured` by the rule of knobs/stats.py, the
+band around 1 being the threshold or the experiment's A/A noise floor where that is wider.
+
+Kinds of row: `A/A` (a baseline against its twin: the noise floor itself), `vs baseline`
+(every configuration against its experiment's baseline), the hourglass's `rung` (against the
+rung before), `ablation` and `variation` (against the ladder's last rung), `torch variant`,
+`torch environment`, and `fastest` (the fastest configuration measured, per case and device).
+"""
+
+import pandas as pd
+
+from knobs import stats
+
+TWIN = ".twin"
+
+
+def _name(row, labels):
+    return "/".join(str(row[c]) for c in labels)
+
+
+def from_summary(summary, experiment, labels, case):
+    """`A/A` and `vs baseline` rows, read from the summary."""
+    rows = summary[(summary["experiment"] == experiment) & summary["ratio"].notna()]
+    found = []
+    for _, row in rows.iterrows():
+        twin = str(row.get("environment", "")).endswith(TWIN)
+        if row["ratio"] == 1.0 and row["verdict"] == "no effect measured" and not twin:
+            continue  # the baseline against itself
+        found.append({"experiment": experiment, "kind": "A/A" if twin else "vs baseline",
+                      "label": _name(row, labels), "configuration": _name(row, labels),
+                      "reference": row["baseline"], "case": row[case],
+                      **{k: row[k] for k in ("ratio", "ratio_low", "ratio_high",
+                                             "noise_floor", "verdict")},
+                      "median": row["median"], "processes": row["processes"]})
+    return found
+
+
+def hourglass_pairs(steps, summary, comparisons, threshold):
+    """Each rung, ablation, variation and torch knob against what it is compared with."""
+    ok = steps[steps["seconds"].notna()]
+    groups = {key: stats.processes_of(g) for key, g in ok.groupby(
+        ["framework", "variant", "environment", "device", "phase"])}
+    floors = summary[(summary["experiment"] == "hourglass")].groupby(
+        ["device", "phase"])["noise_floor"].max().to_dict()
+    found = []
+    for number, comparison in enumerate(comparisons):
+        for device, phase in sorted({(d, p) for *_, d, p in groups}):
+            mine = groups.get((*comparison["configuration"], device, phase))
+            theirs = groups.get((*comparison["reference"], device, phase))
+            if mine is None or theirs is None:
+                continue
+            ratio, low, high = stats.ratio_interval(mine, theirs, seed=number)
+            width = floors.get((device, phase), threshold)
+            found.append({"experiment": "hourglass", "kind": comparison["kind"],
+                          "label": comparison["label"],
+                          "configuration": "/".join((*comparison["configuration"], device)),
+                          "reference": "/".join((*comparison["reference"], device)),
+                          "case": phase, "ratio": ratio, "ratio_low": low, "ratio_high": high,
+                          "noise_floor": width, "verdict": stats.verdict(low, high, width),
+                          "median": float(pd.Series([s for p in mine for s in p]).median()),
+                          "processes": len(mine)})
+    return found
+
+
+def fastest(summary, experiment, labels, case):
+    """The fastest configuration measured, per case (and device), twins aside."""
+    rows = summary[(summary["experiment"] == experiment) & summary["ratio"].notna()]
+    if "environment" in labels:
+        rows = rows[~rows["environment"].astype(str).str.endswith(TWIN)]
+    by = [case] + (["device"] if "device" in labels else [])
+    found = []
+    for _, group in rows.groupby(by):
+        row = group.loc[group["median"].idxmin()]
+        found.append({"experiment": experiment, "kind": "fastest",
+                      "label": _name(row, labels), "configuration": _name(row, labels),
+                      "reference": row["baseline"], "case": row[case],
+                      **{k: row[k] for k in ("ratio", "ratio_low", "ratio_high", "noise_floor",
+                                             "verdict")},
+                      "median": row["median"], "processes": row["processes"]})
+    return found
+
+
+def build(summary, tables, settings, comparisons, threshold):
+    """verdicts.csv: every experiment's rows (`settings`: {experiment: {labels, case}})."""
+    found = []
+    for experiment, setting in settings.items():
+        found += from_summary(summary, experiment, setting["labels"], setting["case"])
+        found += fastest(summary, experiment, setting["labels"], setting["case"])
+        if experiment == "hourglass":
+            found += hourglass_pairs(tables["hourglass"], summary, comparisons, threshold)
+    order = {kind: i for i, kind in enumerate(
+        ["A/A", "fastest", "rung", "ablation", "variation", "torch variant",
+         "torch environment", "vs baseline"])}
+    table = pd.DataFrame(found)
+    return table.sort_values(["experiment", "kind", "case"], key=lambda c: c.map(order)
+                             if c.name == "kind" else c, kind="stable")
