@@ -45,6 +45,20 @@ rule figures_hourglass:
             labels={"what": "op categories"},
         ),
         ops_svg=f"{RESULTS}/figures/hourglass_ops.svg",
+        why_png=report(
+            f"{RESULTS}/figures/hourglass_why.png",
+            caption="../report/hourglass_why.rst",
+            category="hourglass",
+            labels={"what": "why"},
+        ),
+        why_svg=f"{RESULTS}/figures/hourglass_why.svg",
+        gap_png=report(
+            f"{RESULTS}/figures/hourglass_gap.png",
+            caption="../report/hourglass_gap.rst",
+            category="hourglass",
+            labels={"what": "where the gap lives"},
+        ),
+        gap_svg=f"{RESULTS}/figures/hourglass_gap.svg",
     log:
         "logs/figures_hourglass.log",
     conda:

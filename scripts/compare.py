@@ -9,7 +9,8 @@ interval lies wholly outside 1 +- the threshold, the rule the summary uses.
 Reads each set's tidy tables and its config_used.yaml (which names what identifies a measured
 configuration); writes `comparison.csv` and `comparison.png` under --out, and says which
 machines are compared, whether they are of one kind, and what was left out because only one
-set has it.
+set has it; where both sets have verdicts, `verdicts.csv` puts each knob's verdict in both
+side by side.
 """
 
 import argparse
@@ -51,12 +52,12 @@ def compare(before, after, keys, threshold):
     rows = []
     for number, key in enumerate(common):
         a, b = groups_before[key], groups_after[key]
-        ratio, low, high = stats.ratio_interval(b, a, seed=number)
+        ratio, low, high = stats.ratio_interval(b, a, seed=number, paired=False)  # two times
         change = {"faster": "faster", "slower": "slower"}.get(
             stats.verdict(low, high, threshold), "same")
         rows.append({**dict(zip(keys, key)), "median_before": float(pd.Series(
-            [s for p in a for s in p]).median()), "median_after": float(pd.Series(
-                [s for p in b for s in p]).median()), "ratio": ratio, "ratio_low": low,
+            [s for p in a.values() for s in p]).median()), "median_after": float(pd.Series(
+                [s for p in b.values() for s in p]).median()), "ratio": ratio, "ratio_low": low,
             "ratio_high": high, "change": change, "processes_before": len(a),
             "processes_after": len(b)})
     only_before = sorted(set(groups_before) - set(groups_after), key=str)
@@ -67,6 +68,20 @@ def compare(before, after, keys, threshold):
 def machines(table):
     return sorted(table["machine_kind"].dropna().unique()) if "machine_kind" in table else [
         f"{table.iloc[0]['cpu']} (kind not recorded)"]
+
+
+def compare_verdicts(before, after):
+    """Each knob verdict of both sets, side by side (kind, label, configuration, case)."""
+    paths = [os.path.join(s, "tables", "verdicts.csv") for s in (before, after)]
+    if not all(os.path.exists(p) for p in paths):
+        return None
+    keys = ["experiment", "kind", "label", "configuration", "case"]
+    a, b = (pd.read_csv(p, low_memory=False).astype({"case": str}) for p in paths)
+    joined = a.merge(b, on=keys, suffixes=("_before", "_after"))
+    joined = joined[joined["kind"] != "fastest"]
+    joined["same_verdict"] = joined["verdict_before"] == joined["verdict_after"]
+    return joined[keys + ["ratio_before", "ratio_after", "verdict_before", "verdict_after",
+                          "same_verdict"]]
 
 
 def plot(comparison, path, title):
@@ -140,6 +155,15 @@ def main(argv=None):
     print(f"{len(changed)} changes called of {len(comparison)} ({len(changed) / len(comparison):.0%}): "
           f"{(changed['change'] == 'slower').sum()} slower, "
           f"{(changed['change'] == 'faster').sum()} faster")
+    verdicts = compare_verdicts(args.before, args.after)
+    if verdicts is not None:
+        verdicts.to_csv(os.path.join(args.out, "verdicts.csv"), index=False)
+        print(f"knob verdicts: {verdicts['same_verdict'].sum()} of {len(verdicts)} the same in "
+              "both sets")
+        for row in verdicts[~verdicts["same_verdict"]].itertuples():
+            print(f"  differs: {row.experiment} {row.kind} {row.label} ({row.case}): "
+                  f"{row.verdict_before} ({row.ratio_before:.3f}) -> {row.verdict_after} "
+                  f"({row.ratio_after:.3f})")
 
 
 if __name__ == "__main__":

@@ -49,6 +49,8 @@ bytes_per_image = table["bytes"].iloc[0] / table["batch"].iloc[0]
 limits = points.groupby(["device", "batch"])[["bytes", "limit_gbps"]].first().reset_index()
 l3 = table["l3_cache"].dropna().iloc[0] if table["l3_cache"].notna().any() else None
 l3_bytes = int(l3.rstrip("K")) * 1024 if isinstance(l3, str) and l3.endswith("K") else None
+if l3_bytes and l3_bytes > 1.5 * table["bytes"].max():  # far past the largest batch: no line
+    l3_bytes = None
 threshold = snakemake.config["statistics"]["cv_threshold"]
 machine = table.iloc[0]
 gpus = "; ".join(table.loc[table["device"] == "gpu", "gpu"].dropna().unique())
@@ -126,6 +128,9 @@ extra = [plt.Line2D([], [], color="0.4", ls="--", lw=1),
          plt.Line2D([], [], color="red", marker="x", ls="none", ms=6)]
 extra_labels = ["glibc's 32 MiB mmap ceiling", "one fault per 4 KiB page",
                 f"noisy: CV over {threshold:.0%}", "a process was disturbed (see table)"]
+if l3 and not l3_bytes:
+    extra.append(plt.Line2D([], [], color="none"))
+    extra_labels.append(f"L3 cache {l3}: past every batch")
 if l3_bytes:
     extra.append(plt.Line2D([], [], color="0.6", ls=":", lw=1))
     extra_labels.append(f"L3 cache ({l3})")

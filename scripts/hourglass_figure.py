@@ -1,7 +1,8 @@
 """Hourglass figures (a Snakemake script; reads the tidy tables and the summary only): the
 ablation ladder (each configuration's step time relative to the baseline, with intervals over
-processes, and the A/A noise floor) and the time per op category of each configuration's
-traced train step."""
+processes, and the A/A noise floor); the time per op category of each configuration's traced
+train step; why (the seed's ruler, page faults per step, phase order); and where each knob's
+difference lives (by op category and framework overhead)."""
 
 import sys
 
@@ -11,6 +12,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
+
+from knobs import stats  # noqa: E402  (beside this script)
+from knobs.hourglass import plan  # noqa: E402
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
@@ -70,10 +74,11 @@ for column, phase in enumerate(["forward", "train"]):
         ax.axvline(0.85, color="0.5", ls=":", lw=1, label="goal: 0.85x")
         ax.axvline(SEED["tensorflow"] / SEED["torch"], color="tab:red", ls="--", lw=1,
                    label="seed's report: TF 717 / Torch 343 ms = 2.09x")
-    ax.legend(loc="lower right", fontsize=7)
+    handles, names = ax.get_legend_handles_labels()
+    marks = [plt.Line2D([], [], marker=m, color="0.3", ls="none") for m in VERDICT_MARK.values()]
+    ax.legend(handles + marks, names + list(VERDICT_MARK), loc="lower right", fontsize=7)
     ax.set_xlabel(f"{phase} time / {baseline['framework']} {baseline['variant']}\n"
-                  "(ratio of medians, 95% interval over processes; "
-                  "v faster, ^ slower, o no effect)")
+                  "ratio of medians, 95% interval over processes")
     medians = rows[(rows["framework"] == baseline["framework"])
                    & (rows["variant"] == baseline["variant"])
                    & (rows["environment"] == baseline["environment"])]["median"]
@@ -141,3 +146,94 @@ ax.legend(loc="lower right", fontsize=8)
 fig.tight_layout()
 fig.savefig(snakemake.output.ops_png, dpi=130)
 fig.savefig(snakemake.output.ops_svg)
+
+# Why: the seed's ruler (process CPU time against wall time), page faults per step, phase order.
+train = ok[ok["phase"] == "train"]
+fig, axes = plt.subplots(1, 3, figsize=(17, 0.45 * len(configs) + 2.8), sharey=True)
+wall_cpu, faults_ax, order_ax = axes
+base = train[(train["framework"] == baseline["framework"])
+             & (train["variant"] == baseline["variant"])
+             & (train["environment"] == baseline["environment"])]["seconds"].median()
+for y, config in enumerate(configs.itertuples()):
+    mine = train[train["configuration"] == config.configuration]
+    if mine.empty:
+        continue
+    wall, cpu = 1e3 * mine["seconds"].median(), 1e3 * mine["cpu_seconds"].median()
+    wall_cpu.barh(y - 0.2, wall, height=0.4, color=COLOURS[config.framework], alpha=0.9)
+    wall_cpu.barh(y + 0.2, cpu, height=0.4, color=COLOURS[config.framework], alpha=0.45,
+                  hatch="//")
+    wall_cpu.text(max(wall, cpu), y, f" {wall:.0f} / {cpu:.0f} ms; seed's ruler "
+                  f"{cpu / 1e3 / base:.2f}x vs {wall / 1e3 / base:.2f}x", va="center", fontsize=7)
+    faults_ax.barh(y, mine["minor_faults"].median(), color=COLOURS[config.framework], alpha=0.8)
+    faults_ax.text(mine["minor_faults"].median(), y, f" {mine['minor_faults'].median():,.0f}",
+                   va="center", fontsize=8)
+    first, second = (stats.processes_of(mine[mine["position"] == p]) for p in (0, 1))
+    if first and second:
+        ratio, low, high = stats.ratio_interval(first, second, resamples=500, paired=False)
+        order_ax.errorbar(ratio, y, xerr=[[ratio - low], [high - ratio]], fmt="o", capsize=3,
+                          color=COLOURS[config.framework])
+wall_cpu.set_xlim(right=wall_cpu.get_xlim()[1] * 1.9)
+wall_cpu.set_xlabel("train step, ms: wall clock (solid) and process CPU time of all threads "
+                    "(hatched)\nseed's ruler: CPU time / baseline's wall time, against wall / wall")
+wall_cpu.set_title("the ruler: wall clock against process CPU time")
+faults_ax.set_xscale("symlog", linthresh=10)
+faults_ax.set_xlabel("minor page faults per train step (median)")
+faults_ax.set_title("page faults per step")
+order_ax.axvline(1, color="0.3", lw=1)
+order_ax.set_xlabel("train step when train ran first / when it ran after forward\n"
+                    "(ratio of medians, 95% interval over processes)")
+order_ax.set_title("phase order inside the process")
+axes[0].set_yticks(range(len(labels)), [c.label for c in configs.itertuples()], fontsize=8)
+axes[0].invert_yaxis()
+fig.suptitle(f"{label + ': ' if label else ''}Why each configuration takes its time "
+             f"(hourglass {size[0]} stacks, {size[1]}x{size[1]}, batch {size[2]})", fontsize=11)
+fig.tight_layout()
+fig.savefig(snakemake.output.why_png, dpi=130)
+fig.savefig(snakemake.output.why_svg)
+
+# Where the gap lives: each comparison's difference by op category, and the framework's own
+# overhead (CPU time per train step outside the traced ops).
+ops_ms = (ops.groupby(["configuration", "category", "rep"])["seconds"].sum()
+          .groupby(["configuration", "category"]).mean() * 1e3).unstack(fill_value=0)
+cpu_ms = 1e3 * train.groupby("configuration")["cpu_seconds"].median()
+ops_ms["framework overhead"] = cpu_ms.reindex(ops_ms.index) - ops_ms.sum(axis=1)
+by_knobs = configs.set_index(["framework", "variant", "environment"])["configuration"]
+pairs = []
+seed_rows = configs[configs["label"].str.startswith("seed")]
+base_rows = configs[(configs["framework"] == baseline["framework"])
+                    & (configs["variant"] == baseline["variant"])
+                    & (configs["environment"] == baseline["environment"])]
+if len(seed_rows) and len(base_rows):
+    pairs.append(("TensorFlow seed - " + base_rows.iloc[0]["label"],
+                  seed_rows.iloc[0]["configuration"], base_rows.iloc[0]["configuration"]))
+for comparison in plan.comparisons(snakemake.config["hourglass"]):
+    mine, theirs = (by_knobs.get(comparison[k]) for k in ("configuration", "reference"))
+    if mine is not None and theirs is not None and mine in ops_ms.index and theirs in ops_ms.index:
+        pairs.append((f"{comparison['label']} ({comparison['kind']})", mine, theirs))
+pairs = [(name, mine, theirs) for name, mine, theirs in pairs
+         if mine in ops_ms.index and theirs in ops_ms.index]
+columns = [c for c in order + ["framework overhead"] if c in ops_ms.columns]
+palette = dict(zip(columns, sns.color_palette("colorblind", len(columns))))
+fig, ax = plt.subplots(figsize=(11, 0.5 * len(pairs) + 2.2))
+for y, (name, mine, theirs) in enumerate(pairs):
+    delta = ops_ms.loc[mine, columns] - ops_ms.loc[theirs, columns]
+    right = left = 0.0
+    for category, value in delta.items():
+        start = right if value >= 0 else left + value
+        ax.barh(y, abs(value), left=start, color=palette[category],
+                label=category if y == 0 else None)
+        right, left = (right + value, left) if value >= 0 else (right, left + value)
+    total = cpu_ms.get(mine, float("nan")) - cpu_ms.get(theirs, float("nan"))
+    ax.plot(total, y, "k|", ms=14, mew=2)
+    ax.text(max(right, 0), y, f"  {total:+.0f} ms CPU", va="center", fontsize=8)
+ax.axvline(0, color="0.3", lw=1)
+ax.set_yticks(range(len(pairs)), [p[0] for p in pairs], fontsize=8)
+ax.invert_yaxis()
+ax.set_xlabel("difference in one train step, ms of CPU time (this - what it is compared with):\n"
+              "op time by category from the traces, and the rest of the step's CPU time "
+              "(framework overhead); | the whole difference")
+ax.set_title("Where each knob's difference lives inside the train step")
+ax.legend(loc="lower right", fontsize=7)
+fig.tight_layout()
+fig.savefig(snakemake.output.gap_png, dpi=130)
+fig.savefig(snakemake.output.gap_svg)

@@ -202,3 +202,15 @@ def test_gpu_thread_mode_is_proven_from_the_threads_tensorflow_names():
     finally:
         stop.set()
         thread.join()
+
+
+def test_jemalloc_options_are_proven_by_asking_jemalloc(tmp_path):
+    """MALLOC_CONF: jemalloc's own mallctl reports each option as set; without jemalloc
+    loaded the variable cannot act, and the run fails."""
+    conf = "MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1"
+    done, out = run_benchmark(tmp_path, "retain", ["--preload", "libjemalloc.so.2", "--set", conf])
+    assert done.returncode == 0, done.stderr
+    proof = json.loads(out.read_text())["knobs"]["proofs"]["MALLOC_CONF"]
+    assert proof["proof"] == "effect" and proof["seen"]["jemalloc_opt_dirty_decay_ms"] == -1
+    done, out = run_benchmark(tmp_path, "nojemalloc", ["--set", conf])
+    assert done.returncode != 0 and "MALLOC_CONF" in done.stderr and not out.exists()

@@ -129,6 +129,40 @@ def _onednn(value):
     return active == (value != "0"), {"onednn": active}
 
 
+def jemalloc_option(name, sample):
+    """jemalloc's own value of `opt.<name>` (mallctl), read as the type `sample` suggests; None
+    where no jemalloc is loaded or it has no such option."""
+    try:
+        mallctl = ctypes.CDLL(None).mallctl
+    except AttributeError:
+        return None
+    mallctl.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t),
+                        ctypes.c_void_p, ctypes.c_size_t]
+    if sample in ("true", "false"):
+        value = ctypes.c_bool()
+    elif sample.lstrip("-").isdigit():
+        value = ctypes.c_ssize_t()
+    else:
+        value = ctypes.c_char_p()
+    size = ctypes.c_size_t(ctypes.sizeof(value))
+    if mallctl(f"opt.{name}".encode(), ctypes.byref(value), ctypes.byref(size), None, 0):
+        return None
+    found = value.value
+    return found.decode() if isinstance(found, bytes) else found
+
+
+def _jemalloc_conf(value):
+    """MALLOC_CONF=key:value,...: jemalloc reports each option as set (opt.<key>)."""
+    seen, applied = {}, True
+    for item in value.split(","):
+        key, _, wanted = item.partition(":")
+        found = jemalloc_option(key, wanted)
+        seen[f"jemalloc_opt_{key}"] = found
+        expected = {"true": True, "false": False}.get(wanted, wanted)
+        applied &= found is not None and str(found) == str(expected)
+    return applied, seen
+
+
 def thread_names():
     """How many of this process's threads carry each name (/proc/self/task/*/comm)."""
     import collections
@@ -167,6 +201,7 @@ EFFECTS = {
     "MALLOC_MMAP_THRESHOLD_": Effect(_mmap_threshold, allocator="glibc"),
     "MALLOC_TRIM_THRESHOLD_": Effect(_trim_threshold, allocator="glibc"),
     "THP_MEM_ALLOC_ENABLE": Effect(_torch_huge_pages),
+    "MALLOC_CONF": Effect(_jemalloc_conf),
     "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION": Effect(_protobuf),
     "TF_ENABLE_ONEDNN_OPTS": Effect(_onednn),
     "TF_GPU_THREAD_MODE": Effect(_tf_gpu_threads, started=True),

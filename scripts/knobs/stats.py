@@ -1,7 +1,8 @@
 """Statistics over processes: medians and ratios with intervals from a hierarchical bootstrap
 (resample the processes, then the samples within each resampled process), so that the
-variance between processes, usually the larger part, is in every interval; and the rule
-that calls a difference. Used by the summary table and the comparison of two result sets;
+variance between processes, usually the larger part, is in every interval; ratios between
+configurations measured in the same rounds resample the rounds together (a blocked design);
+and the rule that calls a difference. Used by the summary table and the comparison of two result sets;
 numpy and pandas only.
 
 Kalibera and Jones, "Rigorous benchmarking in reasonable time" (2013): measure at every level
@@ -25,13 +26,32 @@ def _padded(processes):
     return data, counts
 
 
-def resampled_medians(processes, resamples=RESAMPLES, rng=None):
+def choose(strata, resamples, rng):
+    """Indices of resampled processes, `resamples` x len(strata): each process drawn with
+    replacement from its own stratum (the phase order it ran in), so that a design balanced
+    over orders stays balanced; from all processes where a stratum has only one."""
+    strata = list(strata)
+    groups = {}
+    for index, stratum in enumerate(strata):
+        groups.setdefault(stratum, []).append(index)
+    if len(groups) == 1 or min(map(len, groups.values())) < 2:
+        return rng.integers(len(strata), size=(resamples, len(strata)))
+    chosen = np.empty((resamples, len(strata)), dtype=int)
+    for members in groups.values():
+        members = np.array(members)
+        chosen[:, members] = members[rng.integers(len(members), size=(resamples, len(members)))]
+    return chosen
+
+
+def resampled_medians(processes, resamples=RESAMPLES, rng=None, chosen=None):
     """Medians of `resamples` hierarchical bootstrap resamples: draw as many processes as
-    there are, with replacement; from each drawn process, as many of its samples as it has,
-    with replacement; take the median of all drawn samples."""
+    there are, with replacement (or those `chosen`: resamples x processes indices); from each
+    drawn process, as many of its samples as it has, with replacement; take the median of all
+    drawn samples."""
     rng = np.random.default_rng(0) if rng is None else rng
     data, counts = _padded([np.asarray(p, float) for p in processes])
-    chosen = rng.integers(len(counts), size=(resamples, len(counts)))
+    if chosen is None:
+        chosen = rng.integers(len(counts), size=(resamples, len(counts)))
     width = counts.max()
     picks = np.floor(rng.random((resamples, len(counts), width))
                      * counts[chosen][..., None]).astype(int)
@@ -46,30 +66,49 @@ def _interval(values, level=LEVEL):
     return float(low), float(high)
 
 
-def median_interval(processes, resamples=RESAMPLES, seed=0):
-    """The median of all samples and its hierarchical bootstrap interval."""
+def median_interval(processes, resamples=RESAMPLES, seed=0, strata=None):
+    """The median of all samples and its hierarchical bootstrap interval (`strata`: each
+    process's stratum, e.g. the position its case ran in)."""
+    rng = np.random.default_rng(seed)
     pooled = np.concatenate([np.asarray(p, float) for p in processes])
-    medians = resampled_medians(processes, resamples, np.random.default_rng(seed))
+    chosen = choose(strata if strata is not None else [0] * len(processes), resamples, rng)
+    medians = resampled_medians(processes, resamples, rng, chosen)
     return (float(np.median(pooled)), *_interval(medians))
 
 
-def ratio_interval(numerator, denominator, resamples=RESAMPLES, seed=0):
-    """median(numerator) / median(denominator), each a list of per-process samples, and the
-    interval of the ratio, resampling both hierarchies independently."""
+def ratio_interval(numerator, denominator, resamples=RESAMPLES, seed=0, paired=True,
+                   strata=None):
+    """median(numerator) / median(denominator), each {rep: samples of that process}, and the
+    interval of the ratio. Paired (where both were measured in the same rounds): the rounds
+    are resampled together, so what a round shares (a slow minute of the machine) cancels, as
+    in a blocked design, and within the strata (`strata`: {rep: the position the case ran
+    in}) so that a design balanced over phase orders stays balanced; otherwise both
+    hierarchies are resampled independently (two result sets measured at different times)."""
     rng = np.random.default_rng(seed)
-    top = resampled_medians(numerator, resamples, rng)
-    bottom = resampled_medians(denominator, resamples, rng)
-    ratio = (np.median(np.concatenate(numerator)) / np.median(np.concatenate(denominator)))
+    rounds = sorted(set(numerator) & set(denominator), key=str)
+    ratio = (np.median(np.concatenate(list(numerator.values())))
+             / np.median(np.concatenate(list(denominator.values()))))
+    if paired and len(rounds) >= 2:
+        ratio = (np.median(np.concatenate([numerator[r] for r in rounds]))
+                 / np.median(np.concatenate([denominator[r] for r in rounds])))
+        chosen = choose([(strata or {}).get(r, 0) for r in rounds], resamples, rng)
+        top = resampled_medians([numerator[r] for r in rounds], resamples, rng, chosen)
+        bottom = resampled_medians([denominator[r] for r in rounds], resamples, rng, chosen)
+    else:
+        top = resampled_medians(list(numerator.values()), resamples, rng)
+        bottom = resampled_medians(list(denominator.values()), resamples, rng)
     return (float(ratio), *_interval(top / bottom))
 
 
 def band(noise, threshold):
-    """Half-width of the band around 1 in which no difference is called: the threshold, or the
-    A/A pair's interval where that reaches further (`noise`: (ratio, low, high) or None)."""
+    """Half-width of the band around 1 in which no difference is called: the threshold, or how
+    far the A/A pair's ratio (the baseline against itself, `noise`: (ratio, low, high) or
+    None) strays from 1 where that is further. The A/A's interval is the check that the
+    intervals are honest: it should hold 1."""
     if noise is None:
         return threshold
-    _, low, high = noise
-    return max(threshold, high - 1, 1 / low - 1 if low > 0 else np.inf)
+    ratio = noise[0]
+    return max(threshold, ratio - 1, 1 / ratio - 1 if ratio > 0 else np.inf)
 
 
 def verdict(low, high, width):
@@ -88,8 +127,15 @@ def coefficient_of_variation(samples):
 
 
 def processes_of(group):
-    """Per-process sample arrays of one configuration's rows (a process is one rep)."""
-    return [rows["seconds"].to_numpy() for _, rows in group.groupby("rep")]
+    """{rep: that process's samples} of one configuration's rows; rep k ran in round k."""
+    return {rep: rows["seconds"].to_numpy() for rep, rows in group.groupby("rep")}
+
+
+def positions_of(group):
+    """{rep: the position the case ran in, in that process} (None where not recorded)."""
+    if "position" not in group:
+        return None
+    return {rep: rows["position"].iloc[0] for rep, rows in group.groupby("rep")}
 
 
 def summarize(table, keys, baseline, twin_suffix=".twin", threshold=0.05, cv_threshold=0.10):
@@ -97,13 +143,17 @@ def summarize(table, keys, baseline, twin_suffix=".twin", threshold=0.05, cv_thr
     interval, the spread; and against the baseline (the configuration equal to this one but
     for the keys `baseline` names, which take its values): the time ratio and speedup with
     intervals, the A/A noise floor of that baseline, and the verdict."""
-    groups = {name: processes_of(group) for name, group in table.groupby(keys)}
+    groups, orders = {}, {}
+    for name, group in table.groupby(keys):
+        groups[name], orders[name] = processes_of(group), positions_of(group)
     key_of = lambda config: tuple(config[k] for k in keys)
     rows = []
-    for name, processes in groups.items():
+    for name, by_rep in groups.items():
         config = dict(zip(keys, name))
+        processes = list(by_rep.values())
         pooled = np.concatenate(processes)
-        median, low, high = median_interval(processes)
+        strata = orders[name] or {}
+        median, low, high = median_interval(processes, strata=[strata.get(r, 0) for r in by_rep])
         medians = [np.median(p) for p in processes]
         row = {**config, "n": pooled.size, "processes": len(processes), "median": median,
                "ci_low": low, "ci_high": high, "cv": coefficient_of_variation(pooled),
@@ -113,9 +163,9 @@ def summarize(table, keys, baseline, twin_suffix=".twin", threshold=0.05, cv_thr
         twin = ({**reference, "environment": reference["environment"] + twin_suffix}
                 if "environment" in reference else None)
         if key_of(reference) in groups:
-            ratio = ratio_interval(processes, groups[key_of(reference)])
-            noise = (ratio_interval(groups[key_of(twin)], groups[key_of(reference)])
-                     if twin and key_of(twin) in groups else None)
+            ratio = ratio_interval(by_rep, groups[key_of(reference)], strata=strata)
+            noise = (ratio_interval(groups[key_of(twin)], groups[key_of(reference)],
+                                    strata=strata) if twin and key_of(twin) in groups else None)
             width = band(noise, threshold)
             call = verdict(ratio[1], ratio[2], width) if key_of(reference) != name else VERDICTS[2]
             row.update(baseline="/".join(f"{k}={v}" for k, v in baseline.items()),

@@ -39,8 +39,9 @@ def from_summary(summary, experiment, labels, case):
 def hourglass_pairs(steps, summary, comparisons, threshold):
     """Each rung, ablation, variation and torch knob against what it is compared with."""
     ok = steps[steps["seconds"].notna()]
-    groups = {key: stats.processes_of(g) for key, g in ok.groupby(
-        ["framework", "variant", "environment", "device", "phase"])}
+    keys = ["framework", "variant", "environment", "device", "phase"]
+    groups = {key: stats.processes_of(g) for key, g in ok.groupby(keys)}
+    orders = {key: stats.positions_of(g) for key, g in ok.groupby(keys)}
     floors = summary[(summary["experiment"] == "hourglass")].groupby(
         ["device", "phase"])["noise_floor"].max().to_dict()
     found = []
@@ -50,7 +51,8 @@ def hourglass_pairs(steps, summary, comparisons, threshold):
             theirs = groups.get((*comparison["reference"], device, phase))
             if mine is None or theirs is None:
                 continue
-            ratio, low, high = stats.ratio_interval(mine, theirs, seed=number)
+            strata = orders.get((*comparison["configuration"], device, phase))
+            ratio, low, high = stats.ratio_interval(mine, theirs, seed=number, strata=strata)
             width = floors.get((device, phase), threshold)
             found.append({"experiment": "hourglass", "kind": comparison["kind"],
                           "label": comparison["label"],
@@ -58,7 +60,7 @@ def hourglass_pairs(steps, summary, comparisons, threshold):
                           "reference": "/".join((*comparison["reference"], device)),
                           "case": phase, "ratio": ratio, "ratio_low": low, "ratio_high": high,
                           "noise_floor": width, "verdict": stats.verdict(low, high, width),
-                          "median": float(pd.Series([s for p in mine for s in p]).median()),
+                          "median": float(pd.Series([s for p in mine.values() for s in p]).median()),
                           "processes": len(mine)})
     return found
 

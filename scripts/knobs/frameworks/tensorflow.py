@@ -42,7 +42,18 @@ def build(example, device="cpu"):
                     version=tf.__version__,
                     evidence={"op": "tf.raw_ops.DeepCopy in tf.function", "output_device": placed,
                               "graph_ops": [op.type for op in graph.get_operations()],
-                              "intra_op_threads": tf.config.threading.get_intra_op_parallelism_threads()})
+                              "intra_op_threads": tf.config.threading.get_intra_op_parallelism_threads(),
+                              "cpu_allocator_pool": cpu_allocator_pool()})
+
+
+def cpu_allocator_pool():
+    """Where TensorFlow's CPU buffers come from: with oneDNN on, a BFC pool that keeps its
+    memory (it reports its bytes in use and peak); without, malloc (no statistics)."""
+    try:
+        stats = tf.config.experimental.get_memory_info("CPU:0")
+    except ValueError:  # "Allocator stats not available": not a pool
+        return "none: malloc"
+    return f"BFC pool: {stats['current']} bytes in use, peak {stats['peak']}"
 
 
 def describe(example, device="cpu"):
