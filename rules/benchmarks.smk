@@ -10,6 +10,7 @@ rule benchmark_run:
     priority: run_priority
     conda:
         run_conda_env
+    threads: run_threads
     resources:
         bench=1,
         gpu=run_gpus,

@@ -79,6 +79,11 @@ def run_priority(wildcards):
     return len(POSITION) - POSITION[run_path(wildcards)[len(RESULTS) :]]
 
 
+def run_threads(wildcards):
+    """What a cluster job asks for: the benchmark's threads (its process sets them itself)."""
+    return job_of(wildcards).configuration.threads
+
+
 def run_gpus(wildcards):
     return int(job_of(wildcards).configuration.device == "gpu")
 

@@ -10,6 +10,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from knobs import figures  # noqa: E402  (beside this script)
+
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
 VERDICT_COLOUR = {"faster": "tab:blue", "slower": "tab:red", "no effect measured": "0.35"}
@@ -44,6 +46,4 @@ first = table.iloc[0]
 fig.suptitle(f"{name}: {first['cpu']}, {int(first['cores'])} cores; "
              f"{int(summary['processes'].min())} processes per configuration "
              "(blue faster, red slower, grey no effect measured)", fontsize=10)
-fig.tight_layout()
-fig.savefig(snakemake.output.png, dpi=130)
-fig.savefig(snakemake.output.svg)
+figures.save(fig, snakemake.output.png, snakemake.output.svg)

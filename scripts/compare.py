@@ -20,7 +20,7 @@ import sys
 import pandas as pd
 import yaml
 
-from knobs import config_check, experiments, stats
+from knobs import config_check, experiments, figures, stats
 
 SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "config", "schema.yaml")
 
@@ -104,8 +104,7 @@ def plot(comparison, path, title):
     ax.set_xlabel("time after / time before (ratio of medians, 95% interval over processes; "
                   "red slower, blue faster, grey no change called)")
     ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=130)
+    figures.save(fig, path)
 
 
 def main(argv=None):

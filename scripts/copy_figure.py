@@ -16,6 +16,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
+from knobs import figures  # noqa: E402  (beside this script)
+
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
 GLIBC_MMAP_CEILING = 32 * 2**20  # DEFAULT_MMAP_THRESHOLD_MAX on 64-bit glibc
@@ -121,7 +123,11 @@ axes[0, 0].set_ylabel("time per call (ms, median,\n95% interval over processes)"
 axes[1, 0].set_ylabel("copy rate (GB/s of output)")
 axes[2, 0].set_ylabel("minor page faults per call (median)")
 axes[1, 0].set_ylim(bottom=0)
-handles, labels = axes[0, 0].get_legend_handles_labels()
+legend = {}  # every environment of every panel, once
+for ax in axes[0]:
+    for handle, name in zip(*ax.get_legend_handles_labels()):
+        legend.setdefault(name, handle)
+handles, labels = list(legend.values()), list(legend)
 extra = [plt.Line2D([], [], color="0.4", ls="--", lw=1),
          plt.Line2D([], [], color="black", ls=":", lw=1),
          plt.Line2D([], [], color="red", marker="o", mfc="none", ls="none", ms=9),
@@ -139,9 +145,7 @@ fig.legend(handles + extra, labels + extra_labels, loc="lower center",
 fig.suptitle(f"The copy step: identity function per call against batch size"
              f"{' - ' + label if label else ''}\n{title_machine}; {processes} processes x "
              f"{calls // max(processes, 1)} calls per point", fontsize=11)
-fig.tight_layout(rect=(0, 0.09, 1, 0.95))
-fig.savefig(snakemake.output.png, dpi=130)
-fig.savefig(snakemake.output.svg)
+figures.save(fig, snakemake.output.png, snakemake.output.svg, rect=(0, 0.09, 1, 0.95))
 
 # The fault-cost model: measured against predicted, every CPU configuration and batch.
 model = points[(points["device"] == "cpu") & points["predicted"].notna()]
@@ -149,8 +153,7 @@ fig, ax = plt.subplots(figsize=(8.5, 7))
 if model.empty:  # a result set without a fault probe (converted from format 1)
     ax.text(0.5, 0.5, "no fault probe in this result set: nothing to predict with",
             ha="center", transform=ax.transAxes)
-    fig.savefig(snakemake.output.model_png, dpi=130)
-    fig.savefig(snakemake.output.model_svg)
+    figures.save(fig, snakemake.output.model_png, snakemake.output.model_svg)
     sys.exit()
 marks = dict(zip(frameworks + ["copyto"], "osD^vP*X"))
 for (framework, environment), part in model.groupby(["framework", "environment"]):
@@ -173,12 +176,18 @@ ax.legend(frame_handles + env_handles,
           [f for f in marks if f in set(model["framework"])]
           + [legend_label(e, "random") for e in environments if e in set(model["environment"])],
           fontsize=7, ncol=2, loc="upper left")
-costs = ", ".join(f"{name} page {1e6 * table[column].median():.3g} us"
+
+
+def cost_text(column):
+    low, high = 1e6 * table[column].min(), 1e6 * table[column].max()
+    return f"{low:.3g} us" if f"{low:.3g}" == f"{high:.3g}" else f"{low:.3g} to {high:.3g} us"
+
+
+costs = ", ".join(f"{name} page {cost_text(column)}"
                   for name, column in (("a 4 KiB", "fault_cost_4k"), ("a 2 MiB", "fault_cost_2m"))
                   if column in table and table[column].notna().any())
 fig.suptitle(f"The copy step's fault model{' - ' + label if label else ''}\n{title_machine}\n"
-             f"one fault costs {costs} (the fault probe of the same run); black edge: the "
-             "call faults", fontsize=9)
-fig.tight_layout()
-fig.savefig(snakemake.output.model_png, dpi=130)
-fig.savefig(snakemake.output.model_svg)
+             f"one fault costs {costs}"
+             f"{' at the output size' if table['fault_cost_4k'].nunique() > 1 else ''}\n(the "
+             "fault probe of the same run); black edge: the call faults", fontsize=9)
+figures.save(fig, snakemake.output.model_png, snakemake.output.model_svg)

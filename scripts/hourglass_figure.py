@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from knobs import stats  # noqa: E402  (beside this script)
+from knobs import figures, stats  # noqa: E402  (beside this script)
 from knobs.hourglass import plan  # noqa: E402
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
@@ -37,12 +37,8 @@ by_key = summary.set_index(["framework", "variant", "environment", "device", "ph
 
 
 def flags(config):
-    """Why a row deserves a second look: a noisy phase, a disturbed process."""
+    """Why a row deserves a second look: a process measured while the machine was busy."""
     notes = []
-    for phase in ("forward", "train"):
-        key = (config.framework, config.variant, config.environment, config.device, phase)
-        if key in by_key.index and by_key.loc[key, "noisy"]:
-            notes.append(f"{phase} CV {by_key.loc[key, 'cv']:.0%}")
     mine = steps[steps["configuration"] == config.configuration]
     disturbed = mine.loc[mine["disturbed"].notna(), "rep"].unique()
     if len(disturbed):
@@ -68,17 +64,14 @@ for column, phase in enumerate(["forward", "train"]):
     rows = summary[summary["phase"] == phase]
     floor = rows["noise_floor"].max()
     ax.axvspan(1 / (1 + floor), 1 + floor, color="0.85", zorder=0,
-               label=f"no effect called: A/A noise floor and threshold, +-{floor:.1%}")
+               label="no effect called inside the band (the threshold, or the A/A pair's ratio)")
     ax.axvline(1, color="0.3", lw=1)
-    if phase == "train":
+    if phase == "train":  # (forward's band is labelled through the train panel's legend)
         ax.axvline(0.85, color="0.5", ls=":", lw=1, label="goal: 0.85x")
         ax.axvline(SEED["tensorflow"] / SEED["torch"], color="tab:red", ls="--", lw=1,
                    label="seed's report: TF 717 / Torch 343 ms = 2.09x")
-    handles, names = ax.get_legend_handles_labels()
-    marks = [plt.Line2D([], [], marker=m, color="0.3", ls="none") for m in VERDICT_MARK.values()]
-    ax.legend(handles + marks, names + list(VERDICT_MARK), loc="lower right", fontsize=7)
     ax.set_xlabel(f"{phase} time / {baseline['framework']} {baseline['variant']}\n"
-                  "ratio of medians, 95% interval over processes")
+                  f"ratio of medians, 95% interval over processes; band +-{floor:.1%}")
     medians = rows[(rows["framework"] == baseline["framework"])
                    & (rows["variant"] == baseline["variant"])
                    & (rows["environment"] == baseline["environment"])]["median"]
@@ -111,9 +104,13 @@ ax.set_xlim(right=ax.get_xlim()[1] * 1.5)  # room for the labels beside the bars
 ax.set_title("train step time and achieved FLOP/s")
 axes[0].set_yticks(range(len(labels)), labels, fontsize=8)
 for tick, text in zip(axes[0].get_yticklabels(), labels):
-    if "[" in text:
+    if "[disturbed" in text:
         tick.set_color("tab:red")
 axes[0].invert_yaxis()
+handles, names = axes[1].get_legend_handles_labels()
+marks = [plt.Line2D([], [], marker=m, color="0.3", ls="none") for m in VERDICT_MARK.values()]
+fig.legend(handles + marks, names + list(VERDICT_MARK), loc="lower center", ncol=6, fontsize=8,
+           frameon=False)
 label = snakemake.config.get("label")
 processes = ok.groupby("configuration")["rep"].nunique()
 fig.suptitle(f"{label + ': ' if label else ''}Stacked hourglass, {size[0]} stacks, "
@@ -122,9 +119,8 @@ fig.suptitle(f"{label + ': ' if label else ''}Stacked hourglass, {size[0]} stack
                          else ok.loc[ok["device"] == device, "gpu"].fillna("GPU").iloc[0]
                          for device in sorted(ok["device"].unique()))
              + f"; {processes.min()}-{processes.max()} processes per configuration", fontsize=11)
-fig.tight_layout()
-fig.savefig(snakemake.output.ladder_png, dpi=130)
-fig.savefig(snakemake.output.ladder_svg)
+figures.save(fig, snakemake.output.ladder_png, snakemake.output.ladder_svg,
+             rect=(0, 0.04, 1, 1))
 
 # Op categories of the traced train step, one stacked bar per configuration.
 placed = configs.set_index("configuration")[["rung", "label"]]
@@ -143,9 +139,7 @@ ax.set_xlabel("op time in one traced train step (ms, summed over threads; mean o
 ax.set_ylabel("")
 ax.set_title("Where the train step's time goes, by op category (from the traces)")
 ax.legend(loc="lower right", fontsize=8)
-fig.tight_layout()
-fig.savefig(snakemake.output.ops_png, dpi=130)
-fig.savefig(snakemake.output.ops_svg)
+figures.save(fig, snakemake.output.ops_png, snakemake.output.ops_svg)
 
 # Why: the seed's ruler (process CPU time against wall time), page faults per step, phase order.
 train = ok[ok["phase"] == "train"]
@@ -187,9 +181,7 @@ axes[0].set_yticks(range(len(labels)), [c.label for c in configs.itertuples()], 
 axes[0].invert_yaxis()
 fig.suptitle(f"{label + ': ' if label else ''}Why each configuration takes its time "
              f"(hourglass {size[0]} stacks, {size[1]}x{size[1]}, batch {size[2]})", fontsize=11)
-fig.tight_layout()
-fig.savefig(snakemake.output.why_png, dpi=130)
-fig.savefig(snakemake.output.why_svg)
+figures.save(fig, snakemake.output.why_png, snakemake.output.why_svg)
 
 # Where the gap lives: each comparison's difference by op category, and the framework's own
 # overhead (CPU time per train step outside the traced ops).
@@ -206,6 +198,12 @@ base_rows = configs[(configs["framework"] == baseline["framework"])
 if len(seed_rows) and len(base_rows):
     pairs.append(("TensorFlow seed - " + base_rows.iloc[0]["label"],
                   seed_rows.iloc[0]["configuration"], base_rows.iloc[0]["configuration"]))
+twin_rows = configs[(configs["framework"] == baseline["framework"])
+                    & (configs["variant"] == baseline["variant"])
+                    & (configs["environment"] == baseline["environment"] + ".twin")]
+if len(twin_rows) and len(base_rows):  # the noise floor: two identical configurations
+    pairs.append(("A/A: the baseline's twin - the baseline", twin_rows.iloc[0]["configuration"],
+                  base_rows.iloc[0]["configuration"]))
 for comparison in plan.comparisons(snakemake.config["hourglass"]):
     mine, theirs = (by_knobs.get(comparison[k]) for k in ("configuration", "reference"))
     if mine is not None and theirs is not None and mine in ops_ms.index and theirs in ops_ms.index:
@@ -234,6 +232,4 @@ ax.set_xlabel("difference in one train step, ms of CPU time (this - what it is c
               "(framework overhead); | the whole difference")
 ax.set_title("Where each knob's difference lives inside the train step")
 ax.legend(loc="lower right", fontsize=7)
-fig.tight_layout()
-fig.savefig(snakemake.output.gap_png, dpi=130)
-fig.savefig(snakemake.output.gap_svg)
+figures.save(fig, snakemake.output.gap_png, snakemake.output.gap_svg)

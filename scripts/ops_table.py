@@ -19,5 +19,6 @@ for path in snakemake.input:
                      "category": categories.categorize(op), "seconds": seconds})
 ops = pd.DataFrame(rows, columns=["experiment", "configuration", "rep", "op", "category",
                                   "seconds"] if not rows else None)
-ops.sort_values(["configuration", "rep", "op"]).to_csv(snakemake.output[0], index=False)
+ops = ops.sort_values(["configuration", "rep", "op"])
+ops.to_csv(snakemake.output[0], index=False, float_format="%.6g")
 print(f"{len(ops)} op rows", file=sys.stderr)

@@ -14,5 +14,5 @@ needed = {name.removesuffix("_table"): pd.read_csv(path, low_memory=False)
           for name, path in snakemake.input.items() if name.endswith("_table")}
 runs = [results.read(path) for path in snakemake.input.runs]
 table = tables.build(snakemake.wildcards.experiment, runs, snakemake.params.settings, needed)
-table.to_csv(snakemake.output[0], index=False)
+table.to_csv(snakemake.output[0], index=False, float_format="%.6g")
 print(f"{len(table)} rows from {len(runs)} runs", file=sys.stderr)

@@ -293,3 +293,28 @@ def test_gpu_run_without_a_gpu_fails_at_once_and_writes_nothing(framework, varia
         capture_output=True, text=True)
     assert done.returncode != 0 and "sees no GPU here" in done.stderr
     assert not out.exists()
+
+
+def test_each_knob_is_compared_with_what_it_changes():
+    """Rungs against the rung before; ablations and variations against the last rung; torch
+    variants against eager, torch environments against glibc."""
+    hourglass = {
+        "tensorflow": {"seed": dict(execution="session", input="feed_float64",
+                                    batch_norm="unfused", data_format="NHWC", environment="glibc"),
+                       "ladder": [{"input": "feed_dict"}, {"batch_norm": "fused"}],
+                       "ablate": True, "variations": [{"environment": "tcmalloc"}]},
+        "torch": {"variants": ["eager", "channels_last"], "environments": ["glibc", "tcmalloc"]},
+    }
+    found = {(c["kind"], c["label"]): (c["configuration"], c["reference"])
+             for c in plan.comparisons(hourglass)}
+    last = ("tensorflow", "session-feed_dict-fused-NHWC", "glibc")
+    assert found[("rung", "+ batch_norm=fused")] == (
+        last, ("tensorflow", "session-feed_dict-unfused-NHWC", "glibc"))
+    assert found[("ablation", "last rung without input=feed_dict")][1] == last
+    assert found[("variation", "last rung + environment=tcmalloc")] == (
+        ("tensorflow", "session-feed_dict-fused-NHWC", "tcmalloc"), last)
+    assert found[("torch variant", "torch channels_last (tcmalloc)")] == (
+        ("torch", "channels_last", "tcmalloc"), ("torch", "eager", "tcmalloc"))
+    assert found[("torch environment", "torch eager (tcmalloc)")] == (
+        ("torch", "eager", "tcmalloc"), ("torch", "eager", "glibc"))
+    assert not any(kind == "seed" for kind, _ in found)

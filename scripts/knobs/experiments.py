@@ -13,6 +13,7 @@ filled in.
 
 import itertools
 import json
+import math
 import random
 import shlex
 from dataclasses import dataclass, field
@@ -133,7 +134,9 @@ def _copy(config):
 def _faults(config):
     """What a page fault costs here, measured in the same rounds as the copies it explains."""
     copy = config["copy"]
-    measured = [Configuration("faults", (("device", "cpu"),), "faults", {"mib": 64},
+    image_bytes = 4 * math.prod(copy["image"])  # float32
+    sizes = [batch * image_bytes for batch in sorted(set(copy["batches"]))]  # each output's
+    measured = [Configuration("faults", (("device", "cpu"),), "faults", {"sizes": sizes},
                               copy["baseline"].get("environment", "glibc"), "cpu", "numpy",
                               copy["reps"], 2, 10, needs=("numpy",))]
     return Experiment("faults", "case", {}, measured, sizes=("bytes",), reference=True)

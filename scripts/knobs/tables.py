@@ -5,6 +5,7 @@ experiment may add columns of its own (COLUMNS below: the copy limit, the hourgl
 labels and its share of the matmul peak). pandas only: no framework is imported.
 """
 
+import numpy as np
 import pandas as pd
 
 from knobs.hourglass import TF_KNOBS, parse_tf_variant, peak_precision, precision_of
@@ -134,23 +135,37 @@ SMALL_PAGE = 4096
 
 
 def fault_costs(faults_table):
-    """Seconds per fault of each kind ("4k", "2m") per host: the median over the fault probe's
-    samples of time / faults."""
+    """Seconds per fault per host, page size ("4k", "2m") and region size (`bytes`): the median
+    over the fault probe's samples of time / faults."""
     probe = faults_table[faults_table["seconds"].notna() & (faults_table["minor_faults"] > 0)]
+    page = probe["case"].astype(str).str.split("-").str[0].rename("page")
     per_fault = probe["seconds"] / probe["minor_faults"]
-    return per_fault.groupby([probe["host"], probe["case"]]).median().unstack()
+    return (per_fault.groupby([probe["host"], page, probe["bytes"]]).median()
+            .rename("cost").reset_index())
+
+
+def cost_at(costs, host, page, nbytes):
+    """What a fault costs in a region of `nbytes`: the probe's cost at that size, interpolated
+    between the sizes it measured (in log size), the nearest one beyond them; NaN unprobed."""
+    probed = costs[(costs["host"] == host) & (costs["page"] == page)].sort_values("bytes")
+    if probed.empty:
+        return np.nan
+    return float(np.interp(np.log(nbytes), np.log(probed["bytes"]), probed["cost"]))
 
 
 def fault_model(table, faults_table):
     """The copy step's model of a call on the CPU: the copy limit for its size, plus its page
-    faults at what a fault costs here. A call that faults at all faults in its whole output
-    (a fresh mapping): `huge` of its faults are 2 MiB pages, the rest 4 KiB, such that they
-    cover its bytes. Without a fault probe the model is left out."""
+    faults at what a fault costs here in a region of that size. A call that faults at all
+    faults in its whole output (a fresh mapping): `huge` of its faults are 2 MiB pages, the
+    rest 4 KiB, such that they cover its bytes. Without a fault probe the model is left out."""
     if faults_table is None or faults_table.empty:
         return table
     costs = fault_costs(faults_table)
-    small_cost = table["host"].map(costs.get("4k", {}))
-    huge_cost = table["host"].map(costs.get("2m", {}))
+    at = {(host, nbytes): (cost_at(costs, host, "4k", nbytes), cost_at(costs, host, "2m", nbytes))
+          for host, nbytes in set(zip(table["host"], table["bytes"]))}
+    pairs = list(zip(table["host"], table["bytes"]))
+    small_cost = pd.Series([at[p][0] for p in pairs], index=table.index)
+    huge_cost = pd.Series([at[p][1] for p in pairs], index=table.index)
     faults = table["minor_faults"].astype(float)
     huge = ((table["bytes"] - faults * SMALL_PAGE) / (HUGE_PAGE - SMALL_PAGE)).clip(lower=0)
     huge = huge.where(faults > 0, 0).clip(upper=faults).where(huge_cost.notna(), 0)

@@ -1,0 +1,36 @@
+"""The fault probe faults in what it says: every 4 KiB page of a small-page region, and only
+whole huge pages where the kernel's THP mode allows them."""
+
+import resource
+
+import pytest
+
+from knobs.benchmarks.faults import Benchmark, thp_mode
+
+MIB = 1 << 20
+
+
+def faults_of(step):
+    step()  # the first call maps Python's and numpy's own pages too
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    step()
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+
+
+def test_one_case_per_page_kind_and_size():
+    probe = Benchmark({"sizes": [5 * MIB, 40 * MIB]}, "cpu", 0)
+    small = ["4k-5242880", "4k-41943040"]
+    assert probe.cases() == (small + ["2m-5242880", "2m-41943040"]
+                             if thp_mode() in ("madvise", "always") else small)
+    assert probe.info("4k-41943040")["bytes"] == 40 * MIB
+
+
+def test_small_pages_fault_once_each():
+    probe = Benchmark({"sizes": [8 * MIB]}, "cpu", 0)
+    assert faults_of(probe.setup(f"4k-{8 * MIB}")) == pytest.approx(2048, abs=16)
+
+
+@pytest.mark.skipif(thp_mode() not in ("madvise", "always"), reason="the kernel gives no THP")
+def test_huge_pages_fault_once_per_2mib():
+    probe = Benchmark({"sizes": [5 * MIB]}, "cpu", 0)  # rounded up to three 2 MiB pages
+    assert faults_of(probe.setup(f"2m-{5 * MIB}")) <= 3 + 16

@@ -1,0 +1,17 @@
+"""The README's result tables and sentences are what the shipped run's tables say: they are
+written by scripts/readme_results.py, never typed (tests/test_workflow.py checks them against
+the tables `make paper` rebuilds)."""
+
+from conftest import REPO
+
+
+def test_every_generated_block_is_filled_and_closed():
+    import re
+
+    text = (REPO / "README.md").read_text()
+    names = re.findall(r"<!-- BEGIN generated: ([\w-]+) -->", text)
+    assert len(names) >= 8 and len(set(names)) == len(names)
+    for name in names:
+        block = re.search(rf"<!-- BEGIN generated: {name} -->\n(.*?)<!-- END generated: {name} -->",
+                          text, re.S)
+        assert block and block.group(1).strip(), name

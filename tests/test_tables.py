@@ -1,0 +1,46 @@
+"""Tidy-table columns computed from the runs: the copy step's fault model."""
+
+import pandas as pd
+import pytest
+
+from knobs.tables import fault_model
+
+MIB = 1 << 20
+
+
+def test_the_fault_model_charges_each_fault_at_its_page_size():
+    faults = pd.DataFrame({"host": "h", "case": ["4k", "4k", "2m"], "seconds": [2e-3, 2e-3, 4e-3],
+                           "minor_faults": [1000, 1000, 20], "bytes": 64 * MIB})  # 2 and 200 us
+    copy = pd.DataFrame({
+        "host": "h", "device": "cpu", "limit_gbps": 10.0,
+        "bytes": [40 * MIB, 40 * MIB, 40 * MIB],
+        # no fault; one per 4 KiB page; 20 huge pages (the rest of the 40 MiB, 0 bytes, small)
+        "minor_faults": [0, 10240, 20],
+    })
+    model = fault_model(copy, faults)
+    limit = 40 * MIB / 10e9
+    assert model["limit_seconds"].tolist() == pytest.approx([limit] * 3)
+    assert model["fault_seconds"].tolist() == pytest.approx([0, 10240 * 2e-6, 20 * 200e-6])
+    assert model["predicted_seconds"].tolist() == pytest.approx(
+        [limit, limit + 10240 * 2e-6, limit + 20 * 200e-6])
+
+
+def test_a_fault_costs_what_the_probe_measured_at_that_size():
+    # probed at 16 and 64 MiB: 1 us and 2 us per 4 KiB fault; 80 us per 2 MiB fault at 16 MiB
+    faults = pd.DataFrame({"host": "h", "case": ["4k-16", "4k-64", "2m-16"],
+                           "bytes": [16 * MIB, 64 * MIB, 16 * MIB],
+                           "seconds": [1e-3, 2e-3, 0.8e-3], "minor_faults": [1000, 1000, 10]})
+    copy = pd.DataFrame({"host": "h", "device": "cpu", "limit_gbps": 10.0,
+                         "bytes": [16 * MIB, 32 * MIB, 64 * MIB, 128 * MIB],
+                         "minor_faults": [4096, 8192, 16384, 32768]})
+    model = fault_model(copy, faults)
+    # exact where probed, halfway in log size between (32 MiB), the nearest size beyond
+    assert model["fault_cost_4k"].tolist() == pytest.approx([1e-6, 1.5e-6, 2e-6, 2e-6])
+    assert model["fault_cost_2m"].tolist() == pytest.approx([80e-6] * 4)
+    assert model["fault_seconds"].tolist() == pytest.approx([4096e-6, 8192 * 1.5e-6,
+                                                             16384 * 2e-6, 32768 * 2e-6])
+
+
+def test_without_a_fault_probe_there_is_no_model():
+    copy = pd.DataFrame({"host": ["h"], "bytes": [1], "minor_faults": [0]})
+    assert "predicted_seconds" not in fault_model(copy, None)
