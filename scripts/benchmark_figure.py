@@ -44,6 +44,6 @@ for ax, ((case, device), rows) in zip(axes[0], panels):
     ax.set_xlim(right=ax.get_xlim()[1] * 1.25)
 first = table.iloc[0]
 fig.suptitle(f"{name}: {first['cpu']}, {int(first['cores'])} cores; "
-             f"{int(summary['processes'].min())} processes per configuration "
+             f"{figures.span(summary['processes'].astype(int))} processes per configuration "
              "(blue faster, red slower, grey no effect measured)", fontsize=10)
 figures.save(fig, snakemake.output.png, snakemake.output.svg)

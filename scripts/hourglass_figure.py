@@ -113,12 +113,12 @@ fig.legend(handles + marks, names + list(VERDICT_MARK), loc="lower center", ncol
            frameon=False)
 label = snakemake.config.get("label")
 processes = ok.groupby("configuration")["rep"].nunique()
-fig.suptitle(f"{label + ': ' if label else ''}Stacked hourglass, {size[0]} stacks, "
-             f"{size[1]}x{size[1]}, batch {size[2]} ({int(first['params']):,} parameters) on "
+fig.suptitle(f"{label + ': ' if label else ''}Stacked hourglass, "
+             f"{size[0]} stack{'s' * (size[0] != 1)}, {size[1]}x{size[1]}, batch {size[2]} ({int(first['params']):,} parameters) on "
              + "; ".join(f"{first['cpu']}, {int(first['threads'])} threads" if device == "cpu"
                          else ok.loc[ok["device"] == device, "gpu"].fillna("GPU").iloc[0]
                          for device in sorted(ok["device"].unique()))
-             + f"; {processes.min()}-{processes.max()} processes per configuration", fontsize=11)
+             + f"; {figures.span(processes)} processes per configuration", fontsize=11)
 figures.save(fig, snakemake.output.ladder_png, snakemake.output.ladder_svg,
              rect=(0, 0.04, 1, 1))
 
@@ -180,7 +180,7 @@ order_ax.set_title("phase order inside the process")
 axes[0].set_yticks(range(len(labels)), [c.label for c in configs.itertuples()], fontsize=8)
 axes[0].invert_yaxis()
 fig.suptitle(f"{label + ': ' if label else ''}Why each configuration takes its time "
-             f"(hourglass {size[0]} stacks, {size[1]}x{size[1]}, batch {size[2]})", fontsize=11)
+             f"(hourglass {size[0]} stack{'s' * (size[0] != 1)}, {size[1]}x{size[1]}, batch {size[2]})", fontsize=11)
 figures.save(fig, snakemake.output.why_png, snakemake.output.why_svg)
 
 # Where the gap lives: each comparison's difference by op category, and the framework's own

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from knobs import tables as tidy_tables  # beside this script
+from knobs import figures  # beside this script
+from knobs import tables as tidy_tables
 
 REPO = Path(__file__).resolve().parent.parent
 TWIN = ".twin"
@@ -61,8 +62,7 @@ class Tables:
 
 def machine_line(t):
     m = t.machine
-    low, high = t.summary["processes"].min(), t.summary["processes"].max()
-    processes = f"{low}" if low == high else f"{low} to {high}"
+    processes = figures.span(t.summary["processes"])
     return (f"{m['cpu']} ({m['machine_kind'].split(', ', 1)[1] if 'machine_kind' in m else ''}), "
             f"glibc {m['glibc'].split()[-1]}, kernel {m['kernel']}, THP `{m['thp_enabled']}`; "
             f"{processes} processes per configuration, run in rounds")

@@ -7,3 +7,9 @@ def save(fig, png, svg=None, rect=None):
     fig.savefig(png, dpi=130)
     if svg:
         fig.savefig(svg)
+
+
+def span(values):
+    """'4' when all values are equal, else '3 to 4': e.g. processes per configuration."""
+    low, high = min(values), max(values)
+    return f"{low}" if low == high else f"{low} to {high}"
