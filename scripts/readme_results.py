@@ -447,15 +447,20 @@ def fault_share(t):
             + "; ".join(parts) + ".")
 
 
-def aa_comparison(t):
-    folder = t.root / "aa"
+def comparison_text(folder, what):
+    """What `make compare` found between two runs of the same code (in `folder`)."""
     if not (folder / "comparison.csv").exists():
         return "Not measured in this result set."
     comparison = pd.read_csv(folder / "comparison.csv")
     changed = comparison[comparison["change"] != "same"]
-    text = (f"Two default runs of the same code on this machine, compared with `make compare`: "
-            f"{len(changed)} of {len(comparison)} configurations called changed "
-            f"({len(changed) / len(comparison):.1%})")
+    moved = (comparison["ratio"] - 1).abs()
+    text = (f"{what}, compared with `make compare`: {len(changed)} of {len(comparison)} "
+            f"configurations called changed ({len(changed) / len(comparison):.1%}); the median "
+            f"configuration moved by {moved.median():.1%}, the most by {moved.max():.1%}")
+    if len(changed):
+        listed = [f"{r.label}: {r.ratio:.2f}x, {r.change}" for r in changed.itertuples()]
+        text += (" (" + "; ".join(listed[:10])
+                 + (f"; and {len(listed) - 10} more" if len(listed) > 10 else "") + ")")
     if (folder / "verdicts.csv").exists():
         verdicts = pd.read_csv(folder / "verdicts.csv")
         text += (f"; {verdicts['same_verdict'].sum()} of {len(verdicts)} knob verdicts the same "
@@ -467,9 +472,19 @@ def aa_comparison(t):
     return text + "."
 
 
+def aa_comparison(t):
+    return comparison_text(t.root / "aa", "Two default runs of the same code on this machine")
+
+
+def reference_comparison(t):
+    return comparison_text(t.root / "aa_reference",
+                           "This reference run against an earlier one of the same config")
+
+
 BLOCKS = {"machine": machine_line, "copy-table": copy_table, "fault-costs": fault_costs,
           "noise": noise, "hourglass-table": hourglass_table,
           "hourglass-verdicts": hourglass_sentences, "ruler": ruler, "aa": aa_comparison,
+          "aa-reference": reference_comparison,
           "why-copy": why_copy, "why-hourglass": why_hourglass, "fault-share": fault_share}
 
 
