@@ -2,9 +2,9 @@
 a fresh anonymous region, write one byte per 4 KiB page (the kernel faults in, zeroes and maps
 each page), unmap it; per step, time / faults. Case `4k-<bytes>`: small pages; case
 `2m-<bytes>`: the region advised for transparent huge pages (MADV_HUGEPAGE), where the kernel's
-THP mode allows it, touched only over whole 2 MiB-aligned pages. The cost grows with the
-region (the kernel zeroes each page it faults in, and a large region no longer stays in the
-cache), so the copy step's model takes the cost at each call's own size (knobs/tables.py).
+THP mode allows it, touched only over whole 2 MiB-aligned pages. The cost per fault differs
+with the region's size (measured: a little dearer in larger regions; why is not measured), so
+the copy step's model takes the cost at each call's own size (knobs/tables.py).
 
 params: sizes (region sizes in bytes; the copy step's output sizes), or mib (one size, MiB;
 default 64).
