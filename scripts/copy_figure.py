@@ -111,7 +111,7 @@ for column, (framework, device) in enumerate(panels):
             disturbed = part[part["disturbed"]]
             time_ax.scatter(disturbed["batch"], disturbed["median"] * 1e3, s=30, marker="x",
                             color="red", lw=1, zorder=6)
-    time_ax.set_title(framework if device == "cpu" else f"{framework} (GPU round trip)")
+    time_ax.set_title(framework if device == "cpu" else f"{framework}\n(GPU round trip)")
     fault_ax.set_xlabel(f"batch (images of {image} float32)")
 for ax in axes.flat:
     ax.set_xscale("log", base=2)
@@ -140,8 +140,10 @@ if l3 and not l3_bytes:
 if l3_bytes:
     extra.append(plt.Line2D([], [], color="0.6", ls=":", lw=1))
     extra_labels.append(f"L3 cache ({l3})")
+# As many legend columns as the figure's width holds (about 2.8 inches per entry).
 fig.legend(handles + extra, labels + extra_labels, loc="lower center",
-           ncol=min(6, len(labels) + len(extra)), frameon=False)
+           ncol=max(1, min(6, len(labels) + len(extra), int(fig.get_figwidth() / 2.8))),
+           frameon=False)
 fig.suptitle(f"The copy step: identity function per call against batch size"
              f"{' - ' + label if label else ''}\n{title_machine}; {processes} processes x "
              f"{calls // max(processes, 1)} calls per point", fontsize=11)
@@ -150,9 +152,10 @@ figures.save(fig, snakemake.output.png, snakemake.output.svg, rect=(0, 0.09, 1, 
 # The fault-cost model: measured against predicted, every CPU configuration and batch.
 model = points[(points["device"] == "cpu") & points["predicted"].notna()]
 fig, ax = plt.subplots(figsize=(8.5, 7))
-if model.empty:  # a result set without a fault probe (converted from format 1)
-    ax.text(0.5, 0.5, "no fault probe in this result set: nothing to predict with",
+if model.empty:  # no CPU copies with a fault probe (format 1, or a GPU node's run)
+    ax.text(0.5, 0.5, "no fault probe on the CPU in this result set: nothing to predict with",
             ha="center", transform=ax.transAxes)
+    ax.axis("off")
     figures.save(fig, snakemake.output.model_png, snakemake.output.model_svg)
     sys.exit()
 marks = dict(zip(frameworks + ["copyto"], "osD^vP*X"))

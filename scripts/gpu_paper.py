@@ -12,6 +12,7 @@ called through scripts/gpu_paper.sh.
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -110,7 +111,9 @@ def unusable_environments(config, names):
 
 def tasks(config, devices, python):
     """The config's measurements and evidence on `devices`, in the order the workflow runs
-    them (its rounds); their logs go beside the results, so that they travel back with them."""
+    them (its rounds), the evidence right after the first round, so that a run cut short by
+    --time-limit holds every configuration once with its proof; their logs go beside the
+    results, so that they travel back with them."""
     results = experiments.results_dir(config)
     logs = f"{results}/logs"
     found = experiments.jobs(config)
@@ -124,24 +127,36 @@ def tasks(config, devices, python):
                          experiments.command(config, job, python), job.run(results),
                          c.needs, c.gpu_library, c.environment,
                          f"{logs}/benchmark_run/{c.experiment}/{c.path}/rep{job.rep}.log"))
+    first_round = sum(1 for task in todo if task.name.endswith(" rep0"))
+    evidence_tasks = []
     for experiment in experiments.experiments(config).values():
         for evidence in experiment.evidence:
             c = evidence.configuration
             if not set(evidence.devices) & set(devices):
                 continue
-            todo.append(Task(f"evidence {experiment.name} {evidence.name}",
+            evidence_tasks.append(Task(f"evidence {experiment.name} {evidence.name}",
                              experiments.evidence_command(config, evidence, python),
                              evidence.file(results), c.needs, c.gpu_library, c.environment,
                              f"{logs}/benchmark_evidence/{experiment.name}/{evidence.name}.log"))
-    return todo
+    return todo[:first_round] + evidence_tasks + todo[first_round:]
 
 
-def run(task):
+def run(task, timeout=None):
+    """Run one task, its output to its log; a task past `timeout` seconds is killed with
+    its children (a hung GPU job must not eat a short lease) and counts as failed."""
     os.makedirs(os.path.dirname(task.log), exist_ok=True)
     start = time.perf_counter()
     with open(task.log, "w") as log:
-        done = subprocess.run(task.command(), stdout=log, stderr=subprocess.STDOUT)
-    return done.returncode, time.perf_counter() - start
+        process = subprocess.Popen(task.command(), stdout=log, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+        try:
+            code = process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            print(f"gpu_paper: killed after {timeout:.0f} s (--task-timeout)", file=log)
+            code = "timed out"
+    return code, time.perf_counter() - start
 
 
 def main():
@@ -154,6 +169,8 @@ def main():
                         help="the interpreter the benchmarks run in (default: this one)")
     parser.add_argument("--time-limit", type=float, default=None,
                         help="start no job after this many seconds")
+    parser.add_argument("--task-timeout", type=float, default=None,
+                        help="kill a job that runs longer than this many seconds (it fails)")
     parser.add_argument("--dry-run", action="store_true", help="say what would run; run nothing")
     args = parser.parse_args()
     config = load_config(args.configfile)
@@ -183,9 +200,10 @@ def main():
         if args.dry_run:
             print(f"would run: {task.name}: {experiments.quoted(task.command())}")
             continue
-        code, seconds = run(task)
+        code, seconds = run(task, args.task_timeout)
         counts["ran" if code == 0 else "failed"] += 1
-        print(f"{'ok' if code == 0 else f'FAILED (exit {code}, see {task.log})'}: {task.name} "
+        failure = code if code == "timed out" else f"exit {code}"
+        print(f"{'ok' if code == 0 else f'FAILED ({failure}, see {task.log})'}: {task.name} "
               f"({seconds:.1f} s)", flush=True)
     for (name, why), names in skipped.items():
         print(f"skip: {name}{f' ({len(names)} reps)' if len(names) > 1 else ''}: {why}")

@@ -135,10 +135,11 @@ fig, ax = plt.subplots(figsize=(10, 0.42 * len(per_category) + 2))
 per_category.droplevel("rung").plot.barh(
     stacked=True, ax=ax, color=sns.color_palette("colorblind", len(per_category.columns)))
 ax.invert_yaxis()
-ax.set_xlabel("op time in one traced train step (ms, summed over threads; mean over processes)")
+ax.set_xlabel("op time in one traced train step, ms (mean over processes):\non a CPU the ops' "
+              "time summed over threads, on a GPU their kernels' time on the device")
 ax.set_ylabel("")
 ax.set_title("Where the train step's time goes, by op category (from the traces)")
-ax.legend(loc="lower right", fontsize=8)
+ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
 figures.save(fig, snakemake.output.ops_png, snakemake.output.ops_svg)
 
 # Why: the seed's ruler (process CPU time against wall time), page faults per step, phase order.
@@ -183,12 +184,15 @@ fig.suptitle(f"{label + ': ' if label else ''}Why each configuration takes its t
              f"(hourglass {size[0]} stack{'s' * (size[0] != 1)}, {size[1]}x{size[1]}, batch {size[2]})", fontsize=11)
 figures.save(fig, snakemake.output.why_png, snakemake.output.why_svg)
 
-# Where the gap lives: each comparison's difference by op category, and the framework's own
-# overhead (CPU time per train step outside the traced ops).
+# Where the gap lives: each comparison's difference by op category, and the rest of the step
+# outside the traced ops: on a CPU the framework's own CPU time; on a GPU the wall time in which
+# no kernel ran (the GPU waiting for the host to launch the next one).
 ops_ms = (ops.groupby(["configuration", "category", "rep"])["seconds"].sum()
           .groupby(["configuration", "category"]).mean() * 1e3).unstack(fill_value=0)
-cpu_ms = 1e3 * train.groupby("configuration")["cpu_seconds"].median()
-ops_ms["framework overhead"] = cpu_ms.reindex(ops_ms.index) - ops_ms.sum(axis=1)
+on_gpu = train.groupby("configuration")["device"].first() == "gpu"
+step_ms = 1e3 * train.groupby("configuration")["cpu_seconds"].median().where(
+    ~on_gpu, train.groupby("configuration")["seconds"].median())
+ops_ms["outside the ops"] = step_ms.reindex(ops_ms.index) - ops_ms.sum(axis=1)
 by_knobs = configs.set_index(["framework", "variant", "environment"])["configuration"]
 pairs = []
 seed_rows = configs[configs["label"].str.startswith("seed")]
@@ -210,7 +214,7 @@ for comparison in plan.comparisons(snakemake.config["hourglass"]):
         pairs.append((f"{comparison['label']} ({comparison['kind']})", mine, theirs))
 pairs = [(name, mine, theirs) for name, mine, theirs in pairs
          if mine in ops_ms.index and theirs in ops_ms.index]
-columns = [c for c in order + ["framework overhead"] if c in ops_ms.columns]
+columns = [c for c in order + ["outside the ops"] if c in ops_ms.columns]
 palette = dict(zip(columns, sns.color_palette("colorblind", len(columns))))
 fig, ax = plt.subplots(figsize=(11, 0.5 * len(pairs) + 2.2))
 for y, (name, mine, theirs) in enumerate(pairs):
@@ -221,15 +225,18 @@ for y, (name, mine, theirs) in enumerate(pairs):
         ax.barh(y, abs(value), left=start, color=palette[category],
                 label=category if y == 0 else None)
         right, left = (right + value, left) if value >= 0 else (right, left + value)
-    total = cpu_ms.get(mine, float("nan")) - cpu_ms.get(theirs, float("nan"))
+    total = step_ms.get(mine, float("nan")) - step_ms.get(theirs, float("nan"))
     ax.plot(total, y, "k|", ms=14, mew=2)
-    ax.text(max(right, 0), y, f"  {total:+.0f} ms CPU", va="center", fontsize=8)
+    ax.text(max(right, 0), y, f"  {total:+.0f} ms {'wall' if on_gpu.get(mine) else 'CPU'}",
+            va="center", fontsize=8)
 ax.axvline(0, color="0.3", lw=1)
+ax.margins(x=0.12)  # room for the labels right of the bars
 ax.set_yticks(range(len(pairs)), [p[0] for p in pairs], fontsize=8)
 ax.invert_yaxis()
-ax.set_xlabel("difference in one train step, ms of CPU time (this - what it is compared with):\n"
-              "op time by category from the traces, and the rest of the step's CPU time "
-              "(framework overhead); | the whole difference")
+ax.set_xlabel("difference in one train step, ms (this - what it is compared with): op time by "
+              "category from the traces,\nand the rest of the step outside them (on a CPU: its "
+              "CPU time, the framework's overhead;\non a GPU: its wall time with no kernel "
+              "running); | the whole difference")
 ax.set_title("Where each knob's difference lives inside the train step")
-ax.legend(loc="lower right", fontsize=7)
+ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7)
 figures.save(fig, snakemake.output.gap_png, snakemake.output.gap_svg)

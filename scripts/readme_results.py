@@ -6,8 +6,9 @@ that prose can never disagree with the numbers.
                                  and <!-- END generated: NAME --> in README.md
     readme_results.py --check    fail, naming the block, if any is not what the tables say
 
-Reads results/paper/tables/ (summary, verdicts, copy, faults, hourglass) and, where present,
-results/paper/aa/ (two default runs compared by `make compare`).
+Reads results/paper/tables/ (summary, verdicts, copy, faults, hourglass), where present
+results/paper/aa/ (two default runs compared by `make compare`), and for the blocks named
+`gpu-*` results/paper/gpu/tables/ (the GPU run).
 """
 
 import argparse
@@ -46,18 +47,25 @@ class Tables:
         self.ops = read("hourglass_ops")
         self.machine = self.copy.iloc[0]
 
-    def copy_point(self, framework, environment, batch):
+    def copy_point(self, framework, environment, batch, device="cpu"):
         rows = self.summary[(self.summary["experiment"] == "copy")
                             & (self.summary["framework"] == framework)
                             & (self.summary["environment"] == environment)
+                            & (self.summary["device"] == device)
                             & (self.summary["batch"] == batch)]
         return rows.iloc[0] if len(rows) else None
 
-    def copy_faults(self, framework, environment, batch):
+    def copy_faults(self, framework, environment, batch, device="cpu"):
         rows = self.copy[(self.copy["framework"] == framework)
                          & (self.copy["environment"] == environment)
+                         & (self.copy["device"] == device)
                          & (self.copy["batch"] == batch)]
         return rows["minor_faults"].median() if len(rows) else None
+
+    def kernel_ms(self, configuration):
+        """A GPU configuration's kernel time per traced train step (ms, mean over processes)."""
+        rows = self.ops[self.ops["configuration"] == configuration]
+        return 1e3 * rows.groupby("rep")["seconds"].sum().mean() if len(rows) else float("nan")
 
 
 def machine_line(t):
@@ -476,6 +484,59 @@ def aa_comparison(t):
     return comparison_text(t.root / "aa", "Two default runs of the same code on this machine")
 
 
+def gpu_machine(t):
+    m, steps = t.machine, t.hourglass.iloc[0]
+    return (f"{m['gpu']}, on a {m['cores']}-core {m['cpu']} VM "
+            f"({m['machine_kind'].split(', ')[1]}), {m['os']}, kernel {m['kernel']}, "
+            f"{m['glibc']}, THP `{m['thp_enabled']}`; PyTorch {steps['torch_version']} (CUDA "
+            f"{steps['cuda']}, cuDNN {int(steps['cudnn'])}), PyTensor "
+            f"{t.copy['pytensor_jax_version'].dropna().iloc[0]} through JAX {t.copy['jax'].dropna().iloc[0]}; config "
+            f"\"{t.config['label']}\": {figures.span(t.summary['processes'])} processes per "
+            "configuration, run in rounds")
+
+
+def gpu_copy(t):
+    """Each round trip through the GPU at batch 8 and 16: its step, its faults, each
+    environment against glibc, and its rate against the pinned-memcpy limit."""
+    limit = t.copy[t.copy["device"] == "gpu"].groupby("batch")["limit_gbps"].median()
+    lines = ["| round trip | environment | b8 -> b16 (ms, step) | faults/call b16 | b16 against "
+             "glibc | GB/s of output at b16 (limit) |", "|---|---|---|---|---|---|"]
+    for framework in t.config["copy"]["frameworks"] + t.config["copy"]["limit"]["frameworks"]:
+        for environment in t.config["copy"]["environments"]:
+            b8, b16 = (t.copy_point(framework, environment, b, "gpu") for b in (8, 16))
+            if b8 is None or b16 is None:
+                continue
+            against = "-" if environment == "glibc" else f"{interval(b16)} {b16['verdict']}"
+            lines.append(
+                f"| {framework} | {environment} | {ms(b8['median'])} -> {ms(b16['median'])} "
+                f"(**{b16['median'] / b8['median']:.1f}x**) "
+                f"| {t.copy_faults(framework, environment, 16, 'gpu'):,.0f} | {against} "
+                f"| {b16['bytes'] / b16['median'] / 1e9:.1f} ({limit[16]:.1f}) |")
+    return "\n".join(lines)
+
+
+SEED = {"torch": 0.343, "tensorflow": 0.717}  # the seed's train steps, Titan X Pascal
+
+
+def gpu_hourglass(t):
+    """The GPU's train steps against the seed's, and how much of each step the GPU worked."""
+    steps = t.hourglass[(t.hourglass["status"] == "ok") & (t.hourglass["phase"] == "train")
+                        & (t.hourglass["device"] == "gpu")]
+    lines = []
+    for (rung, label, configuration), rows in steps.groupby(["rung", "label", "configuration"]):
+        wall, kernels = rows["seconds"].median(), t.kernel_ms(configuration)
+        by_process = rows.groupby("rep")["seconds"].median()
+        lines.append(
+            f"- **{label}**: {ms(wall)} ms per train step by the wall clock ({ms(by_process.min())} "
+            f"to {ms(by_process.max())} ms over {len(by_process)} processes), "
+            f"{ms(rows['cpu_seconds'].median())} ms of process CPU time (the seed's ruler); "
+            f"{SEED[rows.iloc[0]['framework']] / wall:.1f}x faster than the seed's "
+            f"{rows.iloc[0]['framework']} ({ms(SEED[rows.iloc[0]['framework']])} ms on a Titan X "
+            f"Pascal); its kernels ran {kernels:.0f} ms of the traced step: the GPU worked "
+            f"{kernels / 1e3 / wall:.0%} of the step and waited for the host the rest.")
+    return "\n".join(lines)
+
+
 def reference_comparison(t):
     return comparison_text(t.root / "aa_reference",
                            "This reference run against an earlier one of the same config")
@@ -485,13 +546,19 @@ BLOCKS = {"machine": machine_line, "copy-table": copy_table, "fault-costs": faul
           "noise": noise, "hourglass-table": hourglass_table,
           "hourglass-verdicts": hourglass_sentences, "ruler": ruler, "aa": aa_comparison,
           "aa-reference": reference_comparison,
-          "why-copy": why_copy, "why-hourglass": why_hourglass, "fault-share": fault_share}
+          "why-copy": why_copy, "why-hourglass": why_hourglass, "fault-share": fault_share,
+          # from the GPU's result set (results/paper/gpu)
+          "gpu-machine": gpu_machine, "gpu-copy": gpu_copy, "gpu-hourglass-table": hourglass_table,
+          "gpu-hourglass-verdicts": hourglass_sentences, "gpu-hourglass": gpu_hourglass}
 
 
-def render(readme, tables):
+def render(readme, tables, gpu_tables=None):
     def replace(match):
         name = match.group(1)
-        return (f"<!-- BEGIN generated: {name} -->\n{BLOCKS[name](tables).strip()}\n"
+        source = gpu_tables if name.startswith("gpu-") else tables
+        if source is None:
+            sys.exit(f"README block {name} needs results/paper/gpu/tables: run make paper")
+        return (f"<!-- BEGIN generated: {name} -->\n{BLOCKS[name](source).strip()}\n"
                 f"<!-- END generated: {name} -->")
 
     return re.sub(r"<!-- BEGIN generated: ([\w-]+) -->.*?<!-- END generated: \1 -->", replace,
@@ -505,7 +572,9 @@ def main(argv=None):
     parser.add_argument("--readme", default=str(REPO / "README.md"))
     args = parser.parse_args(argv)
     readme = Path(args.readme).read_text()
-    updated = render(readme, Tables(Path(args.set)))
+    gpu = Path(args.set) / "gpu"
+    updated = render(readme, Tables(Path(args.set)),
+                     Tables(gpu) if (gpu / "tables" / "summary.csv").exists() else None)
     if args.check:
         if updated != readme:
             stale = [name for name in BLOCKS if f"generated: {name}" in readme

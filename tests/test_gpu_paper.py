@@ -98,6 +98,47 @@ def test_what_the_node_cannot_run_is_skipped_and_the_rest_aggregates(tmp_path):
     assert (results / "figures" / "hourglass_ladder.png").stat().st_size > 10_000
 
 
+def test_the_evidence_runs_right_after_the_first_round(tmp_path):
+    """A run cut short by --time-limit still holds every configuration once with its proof."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gpu_paper", REPO / "scripts" / "gpu_paper.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    config = small_config(tmp_path / "results")
+    config["copy"].update(frameworks=["numpy", "torch"], reps=2)  # torch has evidence
+    config["hourglass"]["reps"] = 2
+    config = module.load_config(write_config(tmp_path, config))
+    names = [task.name for task in module.tasks(config, ["cpu"], str(PYTHON))]
+    kinds = ["evidence" if n.startswith("evidence") else n.rsplit(" ", 1)[1] for n in names]
+    first_evidence = kinds.index("evidence")
+    assert set(kinds[:first_evidence]) == {"rep0"}
+    assert kinds.count("rep0") == first_evidence and kinds.count("evidence") >= 1
+    assert set(kinds[first_evidence:]) == {"evidence", "rep1"}
+    assert kinds[first_evidence:].index("rep1") == kinds.count("evidence")
+
+
+def test_a_job_past_its_timeout_is_killed_with_its_children_and_fails(tmp_path):
+    """--task-timeout: a hung job (here an interpreter that sleeps before it runs a job) is
+    killed with its whole process group, counted as failed, and no later job starts past
+    --time-limit; nothing is written for it."""
+    hung = tmp_path / "hung_python"
+    pids = tmp_path / "pids"
+    hung.write_text(f'#!/bin/sh\n[ "$1" = -c ] && exec {PYTHON} "$@"  # the probe of modules\n'
+                    f'echo $$ >> {pids}\nsleep 60\nexec {PYTHON} "$@"\n')
+    hung.chmod(0o755)
+    done = gpu_paper("--configfile", write_config(tmp_path, small_config(tmp_path / "results")),
+                     "--devices", "cpu", "--python", hung, "--task-timeout", "1",
+                     "--time-limit", "0.5")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert re.search(r"FAILED \(timed out, see \S+\.log\)", done.stdout)
+    assert "1 failed" in done.stdout and "time limit of 0 s reached" in done.stdout
+    (pid,) = pids.read_text().split()
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid), 0)
+    assert not (tmp_path / "results" / "runs").exists()
+
+
 @pytest.mark.skipif(bool(machine.gpus()), reason="checks the machine without a GPU")
 def test_without_a_gpu_every_gpu_job_is_skipped_saying_so(tmp_path):
     config = small_config(tmp_path / "results")
