@@ -191,8 +191,9 @@ def main():
             counts["done"] += 1
             continue
         why = task.why_not(found, unusable)
-        if why is None and args.time_limit and time.perf_counter() - started > args.time_limit:
-            why = f"time limit of {args.time_limit:.0f} s reached"
+        if (why is None and args.time_limit is not None
+                and time.perf_counter() - started > args.time_limit):
+            why = f"time limit of {args.time_limit:g} s reached"
         if why:
             counts["skipped"] += 1
             skipped.setdefault((task.name.rsplit(" rep", 1)[0], why), []).append(task.name)
@@ -217,7 +218,10 @@ def write_measured_config(config, configfile, results, todo, counts):
     """<results>/config.yaml: the config, with `not_measured` listing what is missing, so the
     workflow builds tables and figures from what is there without running anything."""
     missing = [os.path.relpath(t.out, results) for t in todo if not os.path.exists(t.out)]
-    every = [os.path.relpath(job.run(results), results) for job in experiments.jobs(config)]
+    every = [os.path.relpath(path, results) for path in
+             [job.run(results) for job in experiments.jobs(config)]
+             + [evidence.file(results) for experiment in experiments.experiments(config).values()
+                for evidence in experiment.evidence]]
     if len(missing) == len(todo) or not set(every) - set(missing):
         print("nothing was measured: no config.yaml written")
         return 1

@@ -13,12 +13,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from knobs import figures, stats  # noqa: E402  (beside this script)
-from knobs.hourglass import plan  # noqa: E402
+from knobs import experiments, figures, stats, tables  # noqa: E402  (beside this script)
+from knobs.hourglass import SEED_SECONDS, SEED_SIZE, plan  # noqa: E402
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-SEED = {"tensorflow": 0.717, "torch": 0.343, "size": (8, 256, 6)}  # Titan X Pascal, seconds
 COLOURS = dict(zip(["tensorflow", "torch"], sns.color_palette("colorblind", 2)))
 VERDICT_MARK = {"faster": "v", "slower": "^", "no effect measured": "o"}
 
@@ -68,7 +67,7 @@ for column, phase in enumerate(["forward", "train"]):
     ax.axvline(1, color="0.3", lw=1)
     if phase == "train":  # (forward's band is labelled through the train panel's legend)
         ax.axvline(0.85, color="0.5", ls=":", lw=1, label="goal: 0.85x")
-        ax.axvline(SEED["tensorflow"] / SEED["torch"], color="tab:red", ls="--", lw=1,
+        ax.axvline(SEED_SECONDS["tensorflow"] / SEED_SECONDS["torch"], color="tab:red", ls="--", lw=1,
                    label="seed's report: TF 717 / Torch 343 ms = 2.09x")
     ax.set_xlabel(f"{phase} time / {baseline['framework']} {baseline['variant']}\n"
                   f"ratio of medians, 95% interval over processes; band +-{floor:.1%}")
@@ -91,10 +90,10 @@ for y, config in enumerate(configs.itertuples()):
     ax.text(ms, y, f" {ms:.0f} ms, {100 * mine['fraction_of_peak'].median():.0f}% of "
             f"{mine['peak_precision'].iloc[0]} peak",
             va="center", fontsize=8)
-if size == SEED["size"]:
+if size == SEED_SIZE:
     for framework in ("tensorflow", "torch"):
-        ax.axvline(1e3 * SEED[framework], color=COLOURS[framework], ls="--", lw=1.2,
-                   label=f"seed's {framework} ({1e3 * SEED[framework]:.0f} ms, Titan X Pascal)")
+        ax.axvline(1e3 * SEED_SECONDS[framework], color=COLOURS[framework], ls="--", lw=1.2,
+                   label=f"seed's {framework} ({1e3 * SEED_SECONDS[framework]:.0f} ms, Titan X Pascal)")
     ax.legend(loc="lower right", fontsize=8)
 peaks = ok.groupby(["device", "peak_precision"])["peak_gflops"].first()
 ax.set_xlabel("train step (ms, median)\nmatmul peak " + ", ".join(
@@ -125,8 +124,7 @@ figures.save(fig, snakemake.output.ladder_png, snakemake.output.ladder_svg,
 # Op categories of the traced train step, one stacked bar per configuration.
 placed = configs.set_index("configuration")[["rung", "label"]]
 ops = ops[ops["configuration"].isin(placed.index)].join(placed, on="configuration")
-per_category = (ops.groupby(["rung", "label", "category", "rep"])["seconds"].sum()
-                .groupby(["rung", "label", "category"]).mean() * 1e3).unstack(fill_value=0)
+per_category = 1e3 * tables.ops_by_category(ops, ("rung", "label"))
 per_category = per_category.reindex(configs.set_index(["rung", "label"]).index, fill_value=0)
 order = ["convolution", "batch norm", "elementwise", "pooling / resize", "copies / feed",
          "optimizer", "other"]
@@ -146,9 +144,10 @@ figures.save(fig, snakemake.output.ops_png, snakemake.output.ops_svg)
 train = ok[ok["phase"] == "train"]
 fig, axes = plt.subplots(1, 3, figsize=(17, 0.45 * len(configs) + 2.8), sharey=True)
 wall_cpu, faults_ax, order_ax = axes
-base = train[(train["framework"] == baseline["framework"])
-             & (train["variant"] == baseline["variant"])
-             & (train["environment"] == baseline["environment"])]["seconds"].median()
+base_by_device = train[(train["framework"] == baseline["framework"])
+                       & (train["variant"] == baseline["variant"])
+                       & (train["environment"] == baseline["environment"])].groupby(
+                           "device")["seconds"].median()
 for y, config in enumerate(configs.itertuples()):
     mine = train[train["configuration"] == config.configuration]
     if mine.empty:
@@ -157,6 +156,7 @@ for y, config in enumerate(configs.itertuples()):
     wall_cpu.barh(y - 0.2, wall, height=0.4, color=COLOURS[config.framework], alpha=0.9)
     wall_cpu.barh(y + 0.2, cpu, height=0.4, color=COLOURS[config.framework], alpha=0.45,
                   hatch="//")
+    base = base_by_device.get(config.device, float("nan"))
     wall_cpu.text(max(wall, cpu), y, f" {wall:.0f} / {cpu:.0f} ms; seed's ruler "
                   f"{cpu / 1e3 / base:.2f}x vs {wall / 1e3 / base:.2f}x", va="center", fontsize=7)
     faults_ax.barh(y, mine["minor_faults"].median(), color=COLOURS[config.framework], alpha=0.8)
@@ -172,6 +172,8 @@ wall_cpu.set_xlabel("train step, ms: wall clock (solid) and process CPU time of 
                     "(hatched)\nseed's ruler: CPU time / baseline's wall time, against wall / wall")
 wall_cpu.set_title("the ruler: wall clock against process CPU time")
 faults_ax.set_xscale("symlog", linthresh=10)
+# From 0 to past the largest count (at least 100), so a step with a fault or two reads as few.
+faults_ax.set_xlim(0, max(100, 3 * train.groupby("configuration")["minor_faults"].median().max()))
 faults_ax.set_xlabel("minor page faults per train step (median)")
 faults_ax.set_title("page faults per step")
 order_ax.axvline(1, color="0.3", lw=1)
@@ -187,31 +189,29 @@ figures.save(fig, snakemake.output.why_png, snakemake.output.why_svg)
 # Where the gap lives: each comparison's difference by op category, and the rest of the step
 # outside the traced ops: on a CPU the framework's own CPU time; on a GPU the wall time in which
 # no kernel ran (the GPU waiting for the host to launch the next one).
-ops_ms = (ops.groupby(["configuration", "category", "rep"])["seconds"].sum()
-          .groupby(["configuration", "category"]).mean() * 1e3).unstack(fill_value=0)
+ops_ms = 1e3 * tables.ops_by_category(ops)
 on_gpu = train.groupby("configuration")["device"].first() == "gpu"
 step_ms = 1e3 * train.groupby("configuration")["cpu_seconds"].median().where(
     ~on_gpu, train.groupby("configuration")["seconds"].median())
 ops_ms["outside the ops"] = step_ms.reindex(ops_ms.index) - ops_ms.sum(axis=1)
-by_knobs = configs.set_index(["framework", "variant", "environment"])["configuration"]
 pairs = []
-seed_rows = configs[configs["label"].str.startswith("seed")]
-base_rows = configs[(configs["framework"] == baseline["framework"])
-                    & (configs["variant"] == baseline["variant"])
-                    & (configs["environment"] == baseline["environment"])]
-if len(seed_rows) and len(base_rows):
-    pairs.append(("TensorFlow seed - " + base_rows.iloc[0]["label"],
-                  seed_rows.iloc[0]["configuration"], base_rows.iloc[0]["configuration"]))
-twin_rows = configs[(configs["framework"] == baseline["framework"])
-                    & (configs["variant"] == baseline["variant"])
-                    & (configs["environment"] == baseline["environment"] + ".twin")]
-if len(twin_rows) and len(base_rows):  # the noise floor: two identical configurations
-    pairs.append(("A/A: the baseline's twin - the baseline", twin_rows.iloc[0]["configuration"],
-                  base_rows.iloc[0]["configuration"]))
-for comparison in plan.comparisons(snakemake.config["hourglass"]):
-    mine, theirs = (by_knobs.get(comparison[k]) for k in ("configuration", "reference"))
-    if mine is not None and theirs is not None and mine in ops_ms.index and theirs in ops_ms.index:
-        pairs.append((f"{comparison['label']} ({comparison['kind']})", mine, theirs))
+for device, here in configs.groupby("device", sort=False):  # each device's pairs on their own
+    prefix = f"[{device}] " if configs["device"].nunique() > 1 else ""
+    by_knobs = here.set_index(["framework", "variant", "environment"])["configuration"]
+    knobs_of = lambda *knobs: by_knobs.get(knobs)
+    base_row = knobs_of(baseline["framework"], baseline["variant"], baseline["environment"])
+    seed_rows = here[here["label"].str.removeprefix(prefix).str.startswith("seed")]
+    if len(seed_rows) and base_row is not None:
+        pairs.append((f"{prefix}TensorFlow seed - {baseline['framework']} {baseline['variant']}",
+                      seed_rows.iloc[0]["configuration"], base_row))
+    twin_row = knobs_of(baseline["framework"], baseline["variant"],
+                        baseline["environment"] + experiments.TWIN)
+    if twin_row is not None and base_row is not None:  # the noise floor: identical twins
+        pairs.append((f"{prefix}A/A: the baseline's twin - the baseline", twin_row, base_row))
+    for comparison in plan.comparisons(snakemake.config["hourglass"]):
+        mine, theirs = (by_knobs.get(comparison[k]) for k in ("configuration", "reference"))
+        if mine is not None and theirs is not None:
+            pairs.append((f"{prefix}{comparison['label']} ({comparison['kind']})", mine, theirs))
 pairs = [(name, mine, theirs) for name, mine, theirs in pairs
          if mine in ops_ms.index and theirs in ops_ms.index]
 columns = [c for c in order + ["outside the ops"] if c in ops_ms.columns]

@@ -18,11 +18,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from knobs import figures  # beside this script
+from knobs import experiments, figures  # beside this script
 from knobs import tables as tidy_tables
+from knobs.hourglass import SEED_SECONDS
 
 REPO = Path(__file__).resolve().parent.parent
-TWIN = ".twin"
+TWIN = experiments.TWIN
 
 
 def ms(seconds):
@@ -377,8 +378,7 @@ def why_hourglass(t):
     steps = t.hourglass[(t.hourglass["status"] == "ok") & (t.hourglass["phase"] == "train")]
     per_step = steps.groupby("configuration").agg(cpu=("cpu_seconds", "median"),
                                                   faults=("minor_faults", "median"))
-    ops = t.ops.groupby(["configuration", "category", "rep"])["seconds"].sum().groupby(
-        ["configuration", "category"]).mean().unstack(fill_value=0)
+    ops = tidy_tables.ops_by_category(t.ops)
     ops["framework overhead"] = per_step["cpu"].reindex(ops.index) - ops.sum(axis=1)
     lines = []
     for _, row in verdicts[verdicts["case"] == "train"].iterrows():
@@ -484,21 +484,40 @@ def aa_comparison(t):
     return comparison_text(t.root / "aa", "Two default runs of the same code on this machine")
 
 
+def machine_kind_short(machine):
+    """'family 6 model 207 stepping 2' out of the machine kind (CPU, its model, flags, GPU)."""
+    return machine["machine_kind"].split(", ")[1]
+
+
+def first_of(table, column):
+    values = table[column].dropna() if column in table else []
+    return values.iloc[0] if len(values) else None
+
+
 def gpu_machine(t):
-    m, steps = t.machine, t.hourglass.iloc[0]
-    return (f"{m['gpu']}, on a {m['cores']}-core {m['cpu']} VM "
-            f"({m['machine_kind'].split(', ')[1]}), {m['os']}, kernel {m['kernel']}, "
-            f"{m['glibc']}, THP `{m['thp_enabled']}`; PyTorch {steps['torch_version']} (CUDA "
-            f"{steps['cuda']}, cuDNN {int(steps['cudnn'])}), PyTensor "
-            f"{t.copy['pytensor_jax_version'].dropna().iloc[0]} through JAX {t.copy['jax'].dropna().iloc[0]}; config "
-            f"\"{t.config['label']}\": {figures.span(t.summary['processes'])} processes per "
-            "configuration, run in rounds")
+    m, torch_steps = t.machine, t.hourglass[t.hourglass["framework"] == "torch"]
+    versions = []
+    if first_of(torch_steps, "torch_version"):
+        versions.append(f"PyTorch {first_of(torch_steps, 'torch_version')} (CUDA "
+                        f"{first_of(torch_steps, 'cuda')}, cuDNN "
+                        f"{int(first_of(torch_steps, 'cudnn'))})")
+    if first_of(t.copy, "pytensor_jax_version"):
+        versions.append(f"PyTensor {first_of(t.copy, 'pytensor_jax_version')} through JAX "
+                        f"{first_of(t.copy, 'jax')}")
+    if first_of(t.hourglass, "tensorflow_version"):
+        versions.append(f"TensorFlow {first_of(t.hourglass, 'tensorflow_version')}")
+    return (f"{m['gpu']}, on a {m['cores']}-core {m['cpu']} VM ({machine_kind_short(m)}), "
+            f"{m['os']}, kernel {m['kernel']}, {m['glibc']}, THP `{m['thp_enabled']}`; "
+            + "; ".join(versions) + f"; config \"{t.config['label']}\": "
+            f"{figures.span(t.summary['processes'])} processes per configuration, run in rounds")
 
 
 def gpu_copy(t):
     """Each round trip through the GPU at batch 8 and 16: its step, its faults, each
     environment against glibc, and its rate against the pinned-memcpy limit."""
     limit = t.copy[t.copy["device"] == "gpu"].groupby("batch")["limit_gbps"].median()
+    if not {8, 16} <= set(limit.index):
+        return "The GPU's copy step needs batches 8 and 16 in this table."
     lines = ["| round trip | environment | b8 -> b16 (ms, step) | faults/call b16 | b16 against "
              "glibc | GB/s of output at b16 (limit) |", "|---|---|---|---|---|---|"]
     for framework in t.config["copy"]["frameworks"] + t.config["copy"]["limit"]["frameworks"]:
@@ -515,9 +534,6 @@ def gpu_copy(t):
     return "\n".join(lines)
 
 
-SEED = {"torch": 0.343, "tensorflow": 0.717}  # the seed's train steps, Titan X Pascal
-
-
 def gpu_hourglass(t):
     """The GPU's train steps against the seed's, and how much of each step the GPU worked."""
     steps = t.hourglass[(t.hourglass["status"] == "ok") & (t.hourglass["phase"] == "train")
@@ -529,11 +545,11 @@ def gpu_hourglass(t):
         lines.append(
             f"- **{label}**: {ms(wall)} ms per train step by the wall clock ({ms(by_process.min())} "
             f"to {ms(by_process.max())} ms over {len(by_process)} processes), "
-            f"{ms(rows['cpu_seconds'].median())} ms of process CPU time (the seed's ruler); "
-            f"{SEED[rows.iloc[0]['framework']] / wall:.1f}x faster than the seed's "
-            f"{rows.iloc[0]['framework']} ({ms(SEED[rows.iloc[0]['framework']])} ms on a Titan X "
-            f"Pascal); its kernels ran {kernels:.0f} ms of the traced step: the GPU worked "
-            f"{kernels / 1e3 / wall:.0%} of the step and waited for the host the rest.")
+            f"{ms(rows['cpu_seconds'].median())} ms of process CPU time; "
+            f"{SEED_SECONDS[rows.iloc[0]['framework']] / wall:.1f}x faster than the seed's "
+            f"{rows.iloc[0]['framework']} ({ms(SEED_SECONDS[rows.iloc[0]['framework']])} ms on a Titan X "
+            f"Pascal); its kernels ran {kernels:.0f} ms in the traced train step "
+            f"(summed over the device's streams), {kernels / 1e3 / wall:.0%} of the median step.")
     return "\n".join(lines)
 
 

@@ -9,7 +9,8 @@ from knobs.config_check import ConfigError, check_copy
 
 SHIPPED = sorted((REPO / "config").glob("*.yaml"))
 SHIPPED = [path for path in SHIPPED if not path.name.endswith("schema.yaml")]
-SHIPPED += [TINY, REPO / "tests" / "slurm" / "tiny_slurm.yaml", REPO / "results" / "paper" / "config.yaml"]
+SHIPPED += [TINY, REPO / "tests" / "slurm" / "tiny_slurm.yaml", REPO / "results" / "paper" / "config.yaml",
+            REPO / "results" / "paper" / "gpu" / "config.yaml"]
 
 
 @pytest.mark.parametrize("configfile", SHIPPED, ids=lambda p: p.name)

@@ -104,6 +104,7 @@ def test_the_caller_environment_does_not_reach_the_measured_process(tmp_path):
     assert not set(leaked) & set(recorded), recorded
     assert recorded["OMP_NUM_THREADS"] == "1" and "PATH" in recorded
     done, out = run_benchmark(tmp_path, "glibc", ["--pass-env", "KMP_BLOCKTIME"], env=env)
+    assert done.returncode == 0, done.stderr
     recorded = json.loads(out.read_text())
     assert recorded["environ"]["KMP_BLOCKTIME"] == "0"
     assert recorded["knobs"]["pass_env"] == ["KMP_BLOCKTIME"]

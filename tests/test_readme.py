@@ -15,3 +15,14 @@ def test_every_generated_block_is_filled_and_closed():
         block = re.search(rf"<!-- BEGIN generated: {name} -->\n(.*?)<!-- END generated: {name} -->",
                           text, re.S)
         assert block and block.group(1).strip(), name
+
+
+def test_every_block_has_a_writer_and_every_writer_a_block():
+    import re
+    import sys
+
+    sys.path.insert(0, str(REPO / "scripts"))
+    import readme_results
+
+    names = set(re.findall(r"<!-- BEGIN generated: ([\w-]+) -->", (REPO / "README.md").read_text()))
+    assert names == set(readme_results.BLOCKS)

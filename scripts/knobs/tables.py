@@ -177,6 +177,14 @@ def fault_model(table, faults_table):
     return table
 
 
+def ops_by_category(ops, by=("configuration",)):
+    """Seconds per op category of each traced step, the mean over processes (a process whose
+    trace has no op of a category counts zero for it): one row per `by`, one column per
+    category."""
+    per_process = ops.groupby([*by, "rep", "category"])["seconds"].sum().unstack(fill_value=0)
+    return per_process.groupby(list(by)).mean()
+
+
 def _peaks(peak_table):
     """The best GFLOP/s per (host, device, precision) of the matmul peak's runs."""
     peak = peak_table[peak_table["seconds"].notna()]
