@@ -36,7 +36,7 @@ JOBS = {job.run(RESULTS): job for job in experiments.jobs(config)}
 # Processes run in rounds (rep k of every configuration, shuffled): highest priority first.
 POSITION = experiments.schedule(JOBS.values())
 EVIDENCE = {e.file(RESULTS): e for x in EXPERIMENTS.values() for e in x.evidence}
-BUILT_IN_FIGURES = {"copy", "faults", "hourglass", "peak"}
+BUILT_IN_EXPERIMENTS = {"copy", "faults", "hourglass", "peak"}
 
 
 # ---- Where each benchmark's code runs -------------------------------------------------------
@@ -70,9 +70,16 @@ def run_command(wildcards):
     return experiments.quoted(experiments.command(config, job, python))
 
 
+def conda_env_of(configuration):
+    return str(Path(workflow.basedir) / "envs" / f"{configuration.runtime}.yaml")
+
+
+def gpus_of(configuration):
+    return int(configuration.device == "gpu")
+
+
 def run_conda_env(wildcards):
-    runtime = job_of(wildcards).configuration.runtime
-    return str(Path(workflow.basedir) / "envs" / f"{runtime}.yaml")
+    return conda_env_of(job_of(wildcards).configuration)
 
 
 def run_priority(wildcards):
@@ -85,7 +92,7 @@ def run_threads(wildcards):
 
 
 def run_gpus(wildcards):
-    return int(job_of(wildcards).configuration.device == "gpu")
+    return gpus_of(job_of(wildcards).configuration)
 
 
 def run_module(wildcards):
@@ -105,12 +112,11 @@ def evidence_command(wildcards):
 
 
 def evidence_conda_env(wildcards):
-    runtime = evidence_of(wildcards).configuration.runtime
-    return str(Path(workflow.basedir) / "envs" / f"{runtime}.yaml")
+    return conda_env_of(evidence_of(wildcards).configuration)
 
 
 def evidence_gpus(wildcards):
-    return int(evidence_of(wildcards).configuration.device == "gpu")
+    return gpus_of(evidence_of(wildcards).configuration)
 
 
 # ---- Tables, figures, the summary -----------------------------------------------------------
@@ -167,7 +173,7 @@ def figure_files(name):
             for f in ("ladder", "ops")
             for x in ("png", "svg")
         ]
-    if name in BUILT_IN_FIGURES:
+    if name in BUILT_IN_EXPERIMENTS:
         return []
     return [f"{RESULTS}/figures/{name}.png", f"{RESULTS}/figures/{name}.svg"]
 
@@ -207,7 +213,7 @@ def _alternatives(names):
 
 wildcard_constraints:
     experiment=_alternatives(EXPERIMENTS),
-    user_experiment=_alternatives(set(EXPERIMENTS) - BUILT_IN_FIGURES),
+    user_experiment=_alternatives(set(EXPERIMENTS) - BUILT_IN_EXPERIMENTS),
     configuration=r"[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*",
     rep=r"\d+",
 

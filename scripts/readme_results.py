@@ -16,6 +16,7 @@ import re
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from knobs import experiments, figures  # beside this script
@@ -215,10 +216,18 @@ def noise(t):
     verdicts = t.verdicts[t.verdicts["kind"] != "fastest"]
     half = (verdicts["ratio_high"] / verdicts["ratio"] - 1).combine(
         1 - verdicts["ratio_low"] / verdicts["ratio"], max)
+    # A projection, not a measurement: intervals over processes narrow as 1/sqrt(processes).
+    needed = (verdicts["processes"] * (half / 0.05) ** 2).apply(np.ceil)
+    per_round = minutes / (processes["rep"].max() + 1)
     lines.append(f"- of the {len(verdicts)} verdicts, {(half <= 0.05).sum()} have an interval "
                  f"within +-5% of their ratio (median +-{half.median():.1%}); the widest, "
                  f"+-{half.max():.0%}, are configurations whose processes differ in kind (see "
-                 "jemalloc below)")
+                 "jemalloc below). If intervals narrowed as 1/sqrt(processes) at the spread "
+                 f"measured, +-5% would take {needed.quantile(0.5):.0f} processes per "
+                 f"configuration for half of the verdicts, {needed.quantile(0.9):.0f} for 90% "
+                 f"(about {needed.quantile(0.9) * per_round / 60:.0f} hours of rounds like "
+                 f"these) and {needed.max():,.0f} for all of them: for configurations whose "
+                 "processes differ in kind, more rounds is not the way")
     return "\n".join(lines)
 
 
@@ -274,7 +283,7 @@ def hourglass_sentences(t):
 
 def ruler(t):
     steps = t.hourglass[(t.hourglass["status"] == "ok") & (t.hourglass["phase"] == "train")]
-    base = steps[steps["configuration"].str.startswith("torch/eager/glibc/")]
+    base = steps[steps["configuration"].str.startswith(baseline_prefix(t))]
     seed = steps[steps["label"].str.startswith("seed")]
     if base.empty or seed.empty:
         return "The ruler needs the TensorFlow seed and PyTorch eager under glibc."
@@ -407,21 +416,30 @@ def why_hourglass(t):
     return "\n".join(lines)
 
 
+def baseline_prefix(t):
+    """The hourglass baseline's configuration path, less its device: `torch/eager/glibc/`."""
+    base = t.config["hourglass"]["baseline"]
+    return f"{base['framework']}/{base['variant']}/{base['environment']}/"
+
+
 def phase_order(t):
     """The forward phase of the baseline when it ran first against when it ran after train."""
     steps = t.hourglass[(t.hourglass["status"] == "ok") & (t.hourglass["phase"] == "forward")
-                        & t.hourglass["configuration"].str.startswith("torch/eager/glibc/")]
+                        & t.hourglass["configuration"].str.startswith(baseline_prefix(t))]
     if steps["position"].nunique() < 2:
         return None
     by = steps.groupby("position").agg(seconds=("seconds", "median"),
                                        faults=("minor_faults", "median"))
-    return (f"- **Phase order** (PyTorch eager, glibc): the forward step takes "
-            f"{ms(by.loc[0, 'seconds'])} ms with {by.loc[0, 'faults']:,.0f} faults per step when "
-            f"it runs first in its process, {ms(by.loc[1, 'seconds'])} ms with "
-            f"{by.loc[1, 'faults']:,.0f} faults after the train steps: freeing the train step's "
-            "large blocks has raised glibc's mmap threshold (it follows the largest block freed, "
-            "up to 32 MiB), so the forward step's buffers come from the heap instead of fresh "
-            "mappings. Every ratio above pairs processes of the same round, hence the same order.")
+    first, after = by.loc[0], by.loc[1]
+    text = (f"- **Phase order** ({baseline_prefix(t).strip('/')}): the forward step takes "
+            f"{ms(first['seconds'])} ms with {first['faults']:,.0f} faults per step when it runs "
+            f"first in its process, {ms(after['seconds'])} ms with {after['faults']:,.0f} faults "
+            "after the train steps")
+    if first["faults"] > 10 * max(after["faults"], 1):  # the mechanism the faults show
+        text += (": freeing the train step's large blocks has raised glibc's mmap threshold "
+                 "(it follows the largest block freed, up to 32 MiB), so the forward step's "
+                 "buffers come from the heap instead of fresh mappings")
+    return text + ". Every ratio above pairs processes of the same round, hence the same order."
 
 
 def share(row, low, high):

@@ -1,5 +1,6 @@
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,10 @@ PYTHON = REPO / ".venv" / "bin" / "python"
 THEANO_PYTHON = REPO / ".venv-theano" / "bin" / "python"
 SNAKEMAKE = REPO / ".venv" / "bin" / "snakemake"
 TINY = REPO / "tests" / "configs" / "tiny.yaml"
+# The only rules `make paper` lets run (it builds from results already measured), as the
+# Makefile lists them.
+PAPER_RULES = re.search(r"^PAPER_RULES := ((?:.*\\\n)*.*)$", (REPO / "Makefile").read_text(),
+                        re.M).group(1).replace("\\\n", " ").split()
 
 sys.path.insert(0, str(SCRIPTS))
 

@@ -84,6 +84,9 @@ BAD = [
      "benchmarks.toy.baseline", "not among"),
     ({"benchmarks.toy": {"module": "peak", "environments": ["glibc"], "runtime": "caffe"}},
      "benchmarks.toy.runtime", "numpy, torch"),
+    ({"benchmarks.toy": {"module": "peak", "environments": ["glibc"],
+                         "grid": {"n": [64, "a/b"]}}},
+     "benchmarks.toy.grid.n[1]", "not valid under any"),
 ]
 
 

@@ -9,12 +9,10 @@ import subprocess
 import pandas as pd
 import pytest
 
-from conftest import PYTHON, REPO, SNAKEMAKE, load_yaml, snakemake, write_config
+from conftest import PAPER_RULES, PYTHON, REPO, SNAKEMAKE, load_yaml, snakemake, write_config
 from knobs import machine
 
 GPU_PAPER = REPO / "scripts" / "gpu_paper.sh"
-AGGREGATE = ["table", "ops_table", "summary_table", "verdicts_table", "report_config", "figures_copy",
-             "figures_hourglass", "figures_benchmark", "all"]
 
 
 def small_config(results):
@@ -87,9 +85,9 @@ def test_what_the_node_cannot_run_is_skipped_and_the_rest_aggregates(tmp_path):
     aggregated = subprocess.run(
         [str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path),
          "--configfile", str(results / "config.yaml"), "--cores", "1",
-         "--allowed-rules", *AGGREGATE], capture_output=True, text=True, cwd=tmp_path)
+         "--allowed-rules", *PAPER_RULES], capture_output=True, text=True, cwd=tmp_path)
     assert aggregated.returncode == 0, aggregated.stdout[-3000:] + aggregated.stderr[-3000:]
-    assert set(re.findall(r"rule (\w+):", aggregated.stdout + aggregated.stderr)) <= set(AGGREGATE)
+    assert set(re.findall(r"rule (\w+):", aggregated.stdout + aggregated.stderr)) <= set(PAPER_RULES)
     assert all(path.stat().st_mtime_ns == t for path, t in mtimes.items())
     steps = pd.read_csv(results / "tables" / "hourglass.csv")
     assert set(steps["framework"]) == {"torch"}
@@ -206,7 +204,7 @@ def test_gpu_results_build_tables_and_figures(tmp_path):
     # the GPU's evidence would need a GPU: these rules only aggregate
     aggregated = subprocess.run(
         [str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path),
-         "--configfile", str(configfile), "--cores", "1", "--allowed-rules", *AGGREGATE,
+         "--configfile", str(configfile), "--cores", "1", "--allowed-rules", *PAPER_RULES,
          "--", *[str(results / f) for f in ("figures/copy_step.png",
                                             "figures/hourglass_ladder.png",
                                             "tables/summary.csv")]],

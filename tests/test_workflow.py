@@ -6,7 +6,7 @@ import shutil
 import pandas as pd
 import pytest
 
-from conftest import REPO, SNAKEMAKE, TINY, dry_run, load_yaml, snakemake, write_config
+from conftest import PAPER_RULES, REPO, SNAKEMAKE, TINY, dry_run, load_yaml, snakemake, write_config
 
 
 @pytest.fixture(scope="module")
@@ -140,8 +140,7 @@ def test_paper_figures_rebuild_from_shipped_results_without_any_benchmark(tmp_pa
         (poison / f"{name}.py").write_text(f"raise ImportError('{name} imported')\n")
     runs = list((tmp_path / "results/paper/runs").rglob("*.json"))
     mtimes = {p: p.stat().st_mtime_ns for p in runs}
-    rules = ["table", "ops_table", "summary_table", "verdicts_table", "report_config", "figures_copy",
-             "figures_hourglass", "all"]
+    rules = PAPER_RULES
     import os
     import subprocess
 
