@@ -198,14 +198,13 @@ pairs = []
 for device, here in configs.groupby("device", sort=False):  # each device's pairs on their own
     prefix = f"[{device}] " if configs["device"].nunique() > 1 else ""
     by_knobs = here.set_index(["framework", "variant", "environment"])["configuration"]
-    knobs_of = lambda *knobs: by_knobs.get(knobs)
-    base_row = knobs_of(baseline["framework"], baseline["variant"], baseline["environment"])
+    base_row = by_knobs.get((baseline["framework"], baseline["variant"], baseline["environment"]))
     seed_rows = here[here["label"].str.removeprefix(prefix).str.startswith("seed")]
     if len(seed_rows) and base_row is not None:
         pairs.append((f"{prefix}TensorFlow seed - {baseline['framework']} {baseline['variant']}",
                       seed_rows.iloc[0]["configuration"], base_row))
-    twin_row = knobs_of(baseline["framework"], baseline["variant"],
-                        baseline["environment"] + experiments.TWIN)
+    twin_row = by_knobs.get((baseline["framework"], baseline["variant"],
+                             baseline["environment"] + experiments.TWIN))
     if twin_row is not None and base_row is not None:  # the noise floor: identical twins
         pairs.append((f"{prefix}A/A: the baseline's twin - the baseline", twin_row, base_row))
     for comparison in plan.comparisons(snakemake.config["hourglass"]):
