@@ -44,10 +44,12 @@ rerun: setup
 	$(MAKE) --no-print-directory results/report.html
 
 # Rebuild every figure, table and the report of each shipped result set (results/paper: the
-# CPU reference run; results/paper/gpu: what scripts/gpu_paper.sh measured on a GPU node)
+# CPU reference run; results/paper/gpu: what scripts/gpu_paper.sh measured on a GPU node;
+# results/paper/gpu/second: the same config in a second GPU session)
 # from its run files and its config.yaml: no benchmark runs (only these rules may), no
 # framework is imported.
-PAPER_SETS := $(patsubst %/config.yaml,%,$(wildcard results/paper/config.yaml results/paper/*/config.yaml))
+PAPER_SETS := $(patsubst %/config.yaml,%,$(wildcard results/paper/config.yaml results/paper/*/config.yaml \
+	results/paper/*/*/config.yaml))
 PAPER_RULES := table ops_table summary_table verdicts_table report_config figures_copy figures_hourglass \
 	figures_benchmark all
 paper: setup

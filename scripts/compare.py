@@ -101,10 +101,12 @@ def plot(comparison, path, title):
     ax.axvline(1, color="0.3", lw=1)
     ax.set_yticks(range(len(comparison)), comparison["label"], fontsize=6)
     ax.set_xscale("log")
-    ax.set_xlabel("time after / time before (ratio of medians, 95% interval over processes; "
+    ax.set_xlabel("time after / time before (ratio of medians, 95% interval over processes;\n"
                   "red slower, blue faster, grey no change called)")
+    ax.set_ylim(-1, len(comparison))
     ax.set_title(title, fontsize=9)
-    figures.save(fig, path)
+    fig.tight_layout()
+    fig.savefig(path, dpi=130, bbox_inches="tight")  # the longest labels overrun tight_layout
 
 
 def main(argv=None):

@@ -55,15 +55,25 @@ def load_config(path):
     return config
 
 
-def probe(python, modules):
-    """What `python` can import, and whether torch, JAX and TensorFlow see a GPU."""
+def probe(python, modules, pass_env=()):
+    """What `python` can import, and whether torch, JAX and TensorFlow see a GPU, in the
+    environment the measured processes get (run_benchmark.py's allowlist and the config's
+    `pass_env`): a module this shell finds only through its PYTHONPATH is not there."""
+    env = {key: os.environ[key] for key in (*environment.ALLOWED, *pass_env) if key in os.environ}
+    env.update(TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=os.pathsep.join(filter(None, [
+        str(experiments.SCRIPTS), env.get("PYTHONPATH")])))
     done = subprocess.run([python, "-c", PROBE, *sorted(modules)], capture_output=True,
-                          text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3",
-                                          "PYTHONPATH": os.pathsep.join(filter(None, [
-                                              str(experiments.SCRIPTS), os.environ.get("PYTHONPATH")]))})
+                          text=True, env=env)
     if done.returncode:
         sys.exit(f"gpu_paper: cannot probe {python}: {done.stderr.strip()[-500:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    if "PYTHONPATH" in os.environ and "PYTHONPATH" not in pass_env:
+        for module in found.values():
+            if "error" in module:
+                module["hint"] = ("the measured processes do not inherit PYTHONPATH: install "
+                                  f"it into {python}'s site-packages, or add PYTHONPATH to "
+                                  "the config's pass_env")
+    return found
 
 
 @dataclass
@@ -85,7 +95,8 @@ class Task:
             return unusable[self.environment]
         for module in self.needs:
             if "error" in found[module]:
-                return f"{module} is not importable here ({found[module]['error'][:80]})"
+                hint = f"; {found[module]['hint']}" if "hint" in found[module] else ""
+                return f"{module} is not importable here ({found[module]['error'][:80]}){hint}"
         if self.gpu_library and not found[self.gpu_library].get("gpu"):
             if self.gpu_library == "tensorflow":
                 return "no TensorFlow GPU build here (TensorFlow sees no GPU)"
@@ -179,7 +190,7 @@ def main():
     results = Path(experiments.results_dir(config))
     todo = tasks(config, args.devices, args.python)
     modules = {m for task in todo for m in task.needs} | {t.gpu_library for t in todo if t.gpu_library}
-    found = probe(args.python, modules)
+    found = probe(args.python, modules, config.get("pass_env", []))
     print("here: " + ", ".join(f"{m} {v.get('version', 'not importable')}"
                                + (f" (GPU: {v['gpu']})" if "gpu" in v else "")
                                for m, v in sorted(found.items())))

@@ -571,6 +571,22 @@ def gpu_hourglass(t):
     return "\n".join(lines)
 
 
+def gpu_comparison(t):
+    """The two GPU sessions compared, then the verdicts the prose rests on (each environment
+    at the seed's batch 16, each PyTorch knob's train step) side by side."""
+    text = comparison_text(t.root / "aa", "Two GPU sessions of the same config (two leases)")
+    if not (t.root / "aa" / "verdicts.csv").exists():
+        return text
+    verdicts = pd.read_csv(t.root / "aa" / "verdicts.csv").astype({"case": str})
+    quoted = verdicts[(verdicts["kind"] != "A/A") & (
+        ((verdicts["experiment"] == "copy") & (verdicts["case"] == "16"))
+        | ((verdicts["kind"] == "torch variant") & (verdicts["case"] == "train")))]
+    pairs = [f"{r.label} ({'batch ' if r.experiment == 'copy' else ''}{r.case}): "
+             f"{r.ratio_before:.2f}x {r.verdict_before} / {r.ratio_after:.2f}x {r.verdict_after}"
+             for r in quoted.itertuples()]
+    return text + "\n\nFirst session / second session: " + "; ".join(pairs) + "."
+
+
 def reference_comparison(t):
     return comparison_text(t.root / "aa_reference",
                            "This reference run against an earlier one of the same config")
@@ -583,7 +599,7 @@ BLOCKS = {"machine": machine_line, "copy-table": copy_table, "fault-costs": faul
           "why-copy": why_copy, "why-hourglass": why_hourglass, "fault-share": fault_share,
           # from the GPU's result set (results/paper/gpu)
           "gpu-machine": gpu_machine, "gpu-copy": gpu_copy, "gpu-hourglass-table": hourglass_table,
-          "gpu-hourglass-verdicts": hourglass_sentences, "gpu-hourglass": gpu_hourglass}
+          "gpu-hourglass-verdicts": hourglass_sentences, "gpu-hourglass": gpu_hourglass, "gpu-aa": gpu_comparison}
 
 
 def render(readme, tables, gpu_tables=None):

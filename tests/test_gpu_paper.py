@@ -60,6 +60,7 @@ def test_what_the_node_cannot_run_is_skipped_and_the_rest_aggregates(tmp_path):
     config = small_config(results)
     config["environments"]["absent"] = {"preload": ["libknobs_absent.so.1"]}
     config["copy"]["environments"].append("absent")
+    config["pass_env"] = ["PYTHONPATH"]  # the poison reaches the measured processes too
     configfile = write_config(tmp_path, config)
     poison = tmp_path / "poison"
     poison.mkdir()
@@ -263,3 +264,17 @@ def test_what_another_device_would_measure_is_listed_as_not_measured(tmp_path):
     assert "evidence/copy/torch_pinned.txt" in missing
     assert "runs/copy/torch_pinned/glibc/gpu/random/rep0.json" in missing
     assert not any("numpy" in path for path in missing)
+
+
+def test_a_module_only_on_this_shells_pythonpath_is_not_there_for_the_jobs(tmp_path, monkeypatch):
+    # The measured processes inherit an allowlist and the config's pass_env, not PYTHONPATH:
+    # a module found only through it would fail every job, so the probe says so up front.
+    (tmp_path / "only_on_pythonpath.py").write_text("__version__ = '1.0'\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    import gpu_paper
+
+    missing = gpu_paper.probe(str(PYTHON), {"only_on_pythonpath"})["only_on_pythonpath"]
+    assert "ModuleNotFoundError" in missing["error"]
+    assert "add PYTHONPATH to the config's pass_env" in missing["hint"]
+    passed = gpu_paper.probe(str(PYTHON), {"only_on_pythonpath"}, pass_env=["PYTHONPATH"])
+    assert passed["only_on_pythonpath"] == {"version": "1.0"}
