@@ -215,3 +215,18 @@ def test_jemalloc_options_are_proven_by_asking_jemalloc(tmp_path):
     assert proof["proof"] == "effect" and proof["seen"]["jemalloc_opt_dirty_decay_ms"] == -1
     done, out = run_benchmark(tmp_path, "nojemalloc", ["--set", conf])
     assert done.returncode != 0 and "MALLOC_CONF" in done.stderr and not out.exists()
+
+
+def test_a_glibc_tunable_is_proven_by_what_the_loader_made_of_it():
+    """The loader drops a misspelt tunable or a value out of range without a word: each must
+    fail the knob, and the value it took must be in the proof (hex or decimal alike)."""
+    from knobs.environment import KnobNotApplied
+
+    name = "glibc.cpu.x86_non_temporal_threshold"
+    knob = Knob("GLIBC_TUNABLES", f"{name}=33554432", "variable")
+    environ = {"GLIBC_TUNABLES": knob.value}
+    proof = knob.prove(environ, set(), [])
+    assert proof == {"proof": "effect", "seen": {name: "0x2000000"}}
+    for wrong in (f"{name}=0x10", "glibc.cpu.x86_non_temporal_thresold=0x2000000"):
+        with pytest.raises(KnobNotApplied, match="no effect"):
+            Knob("GLIBC_TUNABLES", wrong, "variable").prove({"GLIBC_TUNABLES": wrong}, set(), [])

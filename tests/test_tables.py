@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from knobs.tables import fault_model
+from knobs.tables import copy_columns, fault_model
 
 MIB = 1 << 20
 
@@ -44,3 +44,24 @@ def test_a_fault_costs_what_the_probe_measured_at_that_size():
 def test_without_a_fault_probe_there_is_no_model():
     copy = pd.DataFrame({"host": ["h"], "bytes": [1], "minor_faults": [0]})
     assert "predicted_seconds" not in fault_model(copy, None)
+
+
+def test_the_copy_limit_is_the_rows_own_environments_where_it_ran_there():
+    """An environment can change the copy itself (glibc's store path): a row gets the limit
+    measured in its own environment where there is one, else the first listed's (the
+    baseline's store path), not the fastest."""
+    seconds = {("copyto", "glibc"): 4e-3, ("copyto", "memcpy_nt"): 2e-3,
+               ("copyto", "tcmalloc"): 3e-3, ("numpy", "glibc"): 5e-3,
+               ("numpy", "memcpy_nt"): 2.5e-3, ("numpy", "hugepages_off"): 6e-3}
+    rows = pd.DataFrame([{"experiment": "copy", "framework": f, "environment": e,
+                          "host": "h", "device": "cpu", "input": "random", "batch": 1, "rep": 0,
+                          "sample": 0, "seconds": t, "minor_faults": 0, "bytes": 10 * MIB}
+                         for (f, e), t in seconds.items()])
+    settings = {"limit": {"frameworks": ["copyto"],
+                          "environments": ["glibc", "memcpy_nt", "tcmalloc"]}}
+    table = copy_columns(rows, settings, {}).set_index(["framework", "environment"])
+    source = table["limit_source"]
+    assert source[("numpy", "glibc")] == "copyto/glibc"
+    assert source[("numpy", "memcpy_nt")] == "copyto/memcpy_nt"
+    assert source[("numpy", "hugepages_off")] == "copyto/glibc"  # the first, not the fastest
+    assert table.loc[("numpy", "glibc"), "limit_gbps"] == pytest.approx(10 * MIB / 4e-3 / 1e9)

@@ -113,6 +113,36 @@ def _torch_huge_pages(value, size=64 << 20):
     return huge == (value == "1"), {"torch_faults_per_64MiB": faults}
 
 
+def _loader():
+    """The dynamic loader this process was started by (from its own mappings)."""
+    for path in sorted(mapped_files()):
+        if os.path.basename(path).startswith(("ld-linux", "ld64.so", "ld.so")):
+            return path
+    return None
+
+
+def _glibc_tunables(value):
+    """GLIBC_TUNABLES is read once by the loader at start-up, which ignores a misspelt name or a
+    value out of range without a word; the same loader's --list-tunables, given this value,
+    reports what each tunable became."""
+    loader = _loader()
+    if loader is None:
+        return False, {"glibc_tunables": "no glibc loader is mapped into this process"}
+    listed = subprocess.run([loader, "--list-tunables"], capture_output=True, text=True,
+                            env={"GLIBC_TUNABLES": value}).stdout
+    reported = dict(line.split(": ", 1) for line in listed.splitlines() if ": " in line)
+    seen, applied = {}, bool(listed)
+    for pair in value.split(":"):
+        name, _, wanted = pair.partition("=")
+        got = reported.get(name, "not a tunable of this glibc").split(" (")[0]
+        seen[name] = got
+        try:
+            applied = applied and int(got, 0) == int(wanted, 0)
+        except ValueError:
+            applied = applied and got == wanted
+    return applied, seen
+
+
 def _protobuf(value):
     from google.protobuf.internal import api_implementation
 
@@ -202,6 +232,7 @@ EFFECTS = {
     "MALLOC_TRIM_THRESHOLD_": Effect(_trim_threshold, allocator="glibc"),
     "THP_MEM_ALLOC_ENABLE": Effect(_torch_huge_pages),
     "MALLOC_CONF": Effect(_jemalloc_conf),
+    "GLIBC_TUNABLES": Effect(_glibc_tunables),
     "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION": Effect(_protobuf),
     "TF_ENABLE_ONEDNN_OPTS": Effect(_onednn),
     "TF_GPU_THREAD_MODE": Effect(_tf_gpu_threads, started=True),

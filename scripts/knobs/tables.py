@@ -107,22 +107,33 @@ def tidy(runs, case_column):
 
 # ---- Columns of the built-in experiments ----------------------------------------------------
 def copy_columns(table, settings, tables):
-    """GB/s, and the machine's copy limit per size: the fastest median among the reference
-    copies (into a buffer already faulted in; a fresh copy under the best allocator)."""
+    """GB/s, and the copy limit per size: the fastest median among the reference copies (into
+    a buffer already faulted in; a fresh copy under the best allocator), measured in the
+    row's own environment where the limit ran in it (an environment may change the copy
+    itself: glibc's store path), else in the first of the limit's environments."""
     table["batch"] = table["batch"].astype(int)
     table["gbps"] = table["bytes"] / table["seconds"] / 1e9
     limit = settings["limit"]
     reference = table[table["framework"].isin(limit["frameworks"])
                       & table["environment"].isin(limit["environments"])]
-    medians = (reference.groupby(["host", "device", "input", "batch", "framework", "environment"])
+    size = ["host", "device", "input", "batch"]
+    medians = (reference.groupby([*size, "framework", "environment"])
                ["seconds"].median().reset_index())
-    best = medians.loc[medians.groupby(["host", "device", "input", "batch"])["seconds"].idxmin()]
     nbytes = dict(zip(table["batch"], table["bytes"]))
-    best = best.assign(
-        limit_gbps=lambda d: d["batch"].map(nbytes) / d["seconds"] / 1e9,
-        limit_source=lambda d: d["framework"] + "/" + d["environment"],
-    )[["host", "device", "input", "batch", "limit_gbps", "limit_source"]]
-    table = table.merge(best, on=["host", "device", "input", "batch"], how="left")
+
+    def fastest(by):
+        best = medians.loc[medians.groupby(by)["seconds"].idxmin()]
+        return best.assign(
+            limit_gbps=lambda d: d["batch"].map(nbytes) / d["seconds"] / 1e9,
+            limit_source=lambda d: d["framework"] + "/" + d["environment"])[
+                [*by, "limit_gbps", "limit_source"]]
+
+    by_environment = fastest([*size, "environment"])
+    own = table[size + ["environment"]].merge(by_environment, how="left")
+    first = table[size].merge(by_environment[by_environment["environment"]
+                                             == limit["environments"][0]], how="left")
+    for column in ("limit_gbps", "limit_source"):
+        table[column] = own[column].fillna(first[column]).to_numpy()
     table = fault_model(table, tables.get("faults"))
     first = ["experiment", "framework", "environment", "device", "batch", "input", "rep",
              "sample", "seconds", "minor_faults", "bytes", "gbps", "limit_gbps"]
