@@ -611,10 +611,11 @@ def model_errors(t):
     return points["measured"] / points["predicted"] - 1
 
 
-def memcpy_nt(t):
-    """glibc's store path: each copy per environment and batch against glibc, the copy limit
-    with and without non-temporal stores, and how well the fault model predicts each."""
+def store_path_table(t):
+    """Each copy (the limit's first) per environment and batch, against glibc (with its
+    verdict where there are processes to call one from)."""
     environments, copy = t.config["copy"]["environments"], t.config["copy"]
+    verdicts = t.summary["processes"].min() > 1
     lines = ["| copy | batch (MB) | " + " | ".join(environments) + " |",
              "|---|---|" + "---|" * len(environments)]
     for framework in copy["limit"]["frameworks"] + copy["frameworks"]:
@@ -622,27 +623,56 @@ def memcpy_nt(t):
             cells = []
             for environment in environments:
                 point = t.copy_point(framework, environment, batch)
-                cells.append("-" if point is None else ms(point["median"]) + (
-                    "" if environment == "glibc" else f" ({interval(point)} {point['verdict']})"))
+                if point is None:
+                    cells.append("-")
+                    continue
+                against = (f"{interval(point)} {point['verdict']}" if verdicts
+                           else f"{point['ratio']:.2f}x")
+                cells.append(ms(point["median"]) + (
+                    "" if environment == "glibc" else f" ({against})"))
             nbytes = _bytes(t)[batch]
             lines.append(f"| {framework} | {batch} ({nbytes / 1e6:.3g}) | " + " | ".join(cells)
                          + " |")
+    return "\n".join(lines) + ("\n\nMilliseconds per call (medians over processes), and each "
+                               "environment against glibc.")
+
+
+def memcpy_nt(t):
+    """glibc's store path: the copies per environment, how well the fault model predicts
+    each, and the reference run's copy limit at the largest batch."""
+    environments, copy = t.config["copy"]["environments"], t.config["copy"]
     error = model_errors(t)
     fits = [f"{environment}: {(e.abs() <= 0.15).sum()} of {len(e)}"
             + (" (misses: " + ", ".join(f"{f} b{b} {v:+.0%}" for (f, b), v in
                                        e[e.abs() > 0.15].items()) + ")" if (e.abs() > 0.15).any()
                else "")
             for environment, e in ((env, error[env]) for env in environments if env in error)]
+    threshold = first_of(t.copy, "glibc_non_temporal_threshold")
+    machine = (f"This machine's L3 as CPUID reports it: {t.machine['l3_cache']}; glibc's "
+               f"non-temporal threshold: "
+               + (f"{int(threshold, 0) / 1e6:.3g} MB (`{threshold}`, the machine record). "
+                  if threshold else "not recorded in these runs. "))
     largest = max(copy["batches"])
     reference = Tables(t.root.parent)  # the reference run this set sits in
     cpu = reference.copy[(reference.copy["device"] == "cpu") & (reference.copy["batch"] == largest)]
     limit = cpu["bytes"].iloc[0] / cpu["limit_gbps"].median() / 1e9
-    return ("\n".join(lines) + "\n\nMilliseconds per call (medians over processes), and each "
-            "environment against glibc. The fault model (copy limit in the call's own "
+    return (store_path_table(t) + " " + machine + "The fault model (copy limit in the call's own "
             "environment + faults x cost), configurations within 15% by environment: "
             + "; ".join(fits) + f". The reference run's copy limit at batch {largest} "
             f"(`{cpu['limit_source'].mode().iloc[0]}`, glibc's default store path): "
             f"{ms(limit)} ms.")
+
+
+def memcpy_nt_comparison(t):
+    return comparison_text(t.root / "aa", "An earlier run of the same config against this one")
+
+
+def memcpy_nt_node(t):
+    processes = figures.span(t.summary["processes"])
+    return (f"On {t.machine['cores']}-core {t.machine['cpu']} "
+            f"({machine_kind_short(t.machine)}), {t.machine['glibc']}, L3 as reported "
+            f"{t.machine['l3_cache']}; processes per configuration: {processes} (no interval "
+            "over processes, so no verdict):\n\n" + store_path_table(t))
 
 
 def reference_comparison(t):
@@ -659,11 +689,12 @@ BLOCKS = {"machine": machine_line, "copy-table": copy_table, "fault-costs": faul
           "gpu-machine": gpu_machine, "gpu-copy": gpu_copy, "gpu-hourglass-table": hourglass_table,
           "gpu-hourglass-verdicts": hourglass_sentences, "gpu-hourglass": gpu_hourglass, "gpu-aa": gpu_comparison,
           # from glibc's store-path set (results/paper/memcpy_nt)
-          "memcpy-nt": memcpy_nt}
+          "memcpy-nt": memcpy_nt, "memcpy-nt-aa": memcpy_nt_comparison,
+          "memcpy-nt-node": memcpy_nt_node}
 
 
 # Blocks whose name starts so are written from the result set in that folder of --set.
-SETS = {"gpu-": "gpu", "memcpy-nt": "memcpy_nt"}
+SETS = {"gpu-": "gpu", "memcpy-nt-node": "memcpy_nt/node", "memcpy-nt": "memcpy_nt"}
 
 
 def render(readme, sets):

@@ -19,6 +19,8 @@ import sys
 from dataclasses import dataclass
 from typing import Callable
 
+from knobs import machine
+
 SPEC_VARIABLE = "KNOBS_ENVIRONMENT"
 
 # What the measured process inherits from the caller, whatever the caller's shell holds: what
@@ -113,29 +115,17 @@ def _torch_huge_pages(value, size=64 << 20):
     return huge == (value == "1"), {"torch_faults_per_64MiB": faults}
 
 
-def _loader():
-    """The dynamic loader this process was started by (from its own mappings)."""
-    for path in sorted(mapped_files()):
-        if os.path.basename(path).startswith(("ld-linux", "ld64.so", "ld.so")):
-            return path
-    return None
-
-
 def _glibc_tunables(value):
     """GLIBC_TUNABLES is read once by the loader at start-up, which ignores a misspelt name or a
     value out of range without a word; the same loader's --list-tunables, given this value,
     reports what each tunable became."""
-    loader = _loader()
-    if loader is None:
-        return False, {"glibc_tunables": "no glibc loader is mapped into this process"}
-    listed = subprocess.run([loader, "--list-tunables"], capture_output=True, text=True,
-                            env={"GLIBC_TUNABLES": value}).stdout
-    reported = dict(line.split(": ", 1) for line in listed.splitlines() if ": " in line)
-    seen, applied = {}, bool(listed)
+    reported = machine.glibc_tunables(value)
+    if not reported:
+        return False, {"glibc_tunables": "no glibc loader here to report them"}
+    seen, applied = {}, True
     for pair in value.split(":"):
         name, _, wanted = pair.partition("=")
-        got = reported.get(name, "not a tunable of this glibc").split(" (")[0]
-        seen[name] = got
+        got = seen[name] = reported.get(name, "not a tunable of this glibc")
         try:
             applied = applied and int(got, 0) == int(wanted, 0)
         except ValueError:

@@ -5,8 +5,11 @@ README) and as SVG (the paper)."""
 def save(fig, png, svg=None, rect=None):
     fig.tight_layout(rect=rect)
     fig.savefig(png, dpi=130)
-    if svg:
-        fig.savefig(svg)
+    if svg:  # no date and fixed ids: a figure drawn again from the same data is the same file
+        import matplotlib
+
+        with matplotlib.rc_context({"svg.hashsalt": "knobs"}):
+            fig.savefig(svg, metadata={"Date": None})
 
 
 def span(values):

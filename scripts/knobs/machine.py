@@ -4,6 +4,7 @@ import glob
 import os
 import platform
 import socket
+import subprocess
 
 
 def _read(path, default=None):
@@ -108,6 +109,29 @@ def gpus():
             for line in out.splitlines() if line.strip()]
 
 
+def glibc_loader():
+    """The dynamic loader this process was started by (from its own mappings), or None."""
+    with open("/proc/self/maps") as maps:
+        paths = {line.split(None, 5)[5].strip() for line in maps if len(line.split(None, 5)) == 6}
+    return next((p for p in sorted(paths) if os.path.basename(p).startswith(
+        ("ld-linux", "ld64.so", "ld.so"))), None)
+
+
+def glibc_tunables(value=""):
+    """{tunable: value} as this process's loader makes them of GLIBC_TUNABLES=`value` (glibc's
+    own defaults for this machine where `value` is empty); {} where it cannot say."""
+    loader = glibc_loader()
+    if loader is None:
+        return {}
+    try:
+        listed = subprocess.run([loader, "--list-tunables"], capture_output=True, text=True,
+                                env={"GLIBC_TUNABLES": value} if value else {}).stdout
+    except OSError:
+        return {}
+    return {name: setting.split(" (")[0] for name, setting in
+            (line.split(": ", 1) for line in listed.splitlines() if ": " in line)}
+
+
 def describe():
     """CPU, cores, caches, memory, kernel, glibc and transparent huge page mode."""
     try:
@@ -131,6 +155,9 @@ def describe():
         "thp_defrag": _selected("/sys/kernel/mm/transparent_hugepage/defrag"),
         "thp_khugepaged_defrag": _read("/sys/kernel/mm/transparent_hugepage/khugepaged/defrag"),
         "page_size": os.sysconf("SC_PAGE_SIZE"),
+        # where glibc's memcpy switches to non-temporal stores, derived from the L3 CPUID reports
+        "glibc_non_temporal_threshold": glibc_tunables().get(
+            "glibc.cpu.x86_non_temporal_threshold"),
         "python": platform.python_version(),
         "gpus": gpus(),
     }

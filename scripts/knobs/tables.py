@@ -59,6 +59,7 @@ def machine_columns(machine):
         "gpu": gpu_text(machine), "l3_cache": machine["caches"].get("L3"),
         "kernel": machine["kernel"], "glibc": machine["glibc"],
         "thp_enabled": machine["thp_enabled"], "thp_defrag": machine["thp_defrag"],
+        "glibc_non_temporal_threshold": machine.get("glibc_non_temporal_threshold"),
     }
 
 
