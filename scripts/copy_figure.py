@@ -6,6 +6,7 @@ time with its 95% interval over processes. On the GPU a call is the round trip h
 -> host. `copy_model`: each configuration's measured time against the model's (the copy limit
 plus its faults at what a fault costs here, from the fault probe of the same run)."""
 
+import itertools
 import sys
 
 import matplotlib
@@ -43,9 +44,10 @@ names = list(snakemake.config["environments"])
 environments = sorted(points["environment"].unique(),
                       key=lambda e: (names.index(e.removesuffix(TWIN)), e.endswith(TWIN)))
 # The same colour for the same environment in every figure; its A/A twin dashed, in grey.
-palette = dict(zip(names, sns.color_palette("colorblind", len(names))))
+palette = dict(zip(names, sns.color_palette("colorblind" if len(names) <= 10 else "husl",
+                                             len(names))))
 palette.update({f"{name}{TWIN}": "0.45" for name in names})
-markers = dict(zip(names, "osD^vP*Xph"))
+markers = dict(zip(names, itertools.cycle("osD^vP*Xph<>8d")))
 markers.update({f"{name}{TWIN}": "" for name in names})
 bytes_per_image = table["bytes"].iloc[0] / table["batch"].iloc[0]
 # The line is the limit in the first of the limit's environments (the baseline's store path);

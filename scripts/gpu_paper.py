@@ -55,6 +55,16 @@ def load_config(path):
     return config
 
 
+def _findable(name):
+    """Whether this process (its PYTHONPATH included) finds the module, without importing it."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def probe(python, modules, pass_env=()):
     """What `python` can import, and whether torch, JAX and TensorFlow see a GPU, in the
     environment the measured processes get (run_benchmark.py's allowlist and the config's
@@ -68,8 +78,8 @@ def probe(python, modules, pass_env=()):
         sys.exit(f"gpu_paper: cannot probe {python}: {done.stderr.strip()[-500:]}")
     found = json.loads(done.stdout.strip().splitlines()[-1])
     if "PYTHONPATH" in os.environ and "PYTHONPATH" not in pass_env:
-        for module in found.values():
-            if "error" in module:
+        for name, module in found.items():  # importable here, through PYTHONPATH only
+            if "error" in module and _findable(name):
                 module["hint"] = ("the measured processes do not inherit PYTHONPATH: install "
                                   f"it into {python}'s site-packages, or add PYTHONPATH to "
                                   "the config's pass_env")

@@ -271,6 +271,7 @@ def test_a_module_only_on_this_shells_pythonpath_is_not_there_for_the_jobs(tmp_p
     # a module found only through it would fail every job, so the probe says so up front.
     (tmp_path / "only_on_pythonpath.py").write_text("__version__ = '1.0'\n")
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.syspath_prepend(str(tmp_path))  # as PYTHONPATH puts it on gpu_paper's own path
     import gpu_paper
 
     missing = gpu_paper.probe(str(PYTHON), {"only_on_pythonpath"})["only_on_pythonpath"]
@@ -278,3 +279,5 @@ def test_a_module_only_on_this_shells_pythonpath_is_not_there_for_the_jobs(tmp_p
     assert "add PYTHONPATH to the config's pass_env" in missing["hint"]
     passed = gpu_paper.probe(str(PYTHON), {"only_on_pythonpath"}, pass_env=["PYTHONPATH"])
     assert passed["only_on_pythonpath"] == {"version": "1.0"}
+    nowhere = gpu_paper.probe(str(PYTHON), {"knobs_missing_everywhere"})
+    assert "hint" not in nowhere["knobs_missing_everywhere"]  # no fix to name there

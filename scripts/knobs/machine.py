@@ -111,8 +111,12 @@ def gpus():
 
 def glibc_loader():
     """The dynamic loader this process was started by (from its own mappings), or None."""
-    with open("/proc/self/maps") as maps:
-        paths = {line.split(None, 5)[5].strip() for line in maps if len(line.split(None, 5)) == 6}
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split(None, 5)[5].strip() for line in maps
+                     if len(line.split(None, 5)) == 6}
+    except OSError:
+        return None
     return next((p for p in sorted(paths) if os.path.basename(p).startswith(
         ("ld-linux", "ld64.so", "ld.so"))), None)
 

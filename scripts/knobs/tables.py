@@ -109,9 +109,9 @@ def tidy(runs, case_column):
 # ---- Columns of the built-in experiments ----------------------------------------------------
 def copy_columns(table, settings, tables):
     """GB/s, and the copy limit per size: the fastest median among the reference copies (into
-    a buffer already faulted in; a fresh copy under the best allocator), measured in the
-    row's own environment where the limit ran in it (an environment may change the copy
-    itself: glibc's store path), else in the first of the limit's environments."""
+    a buffer already faulted in; a fresh copy), measured in the row's own environment where
+    the limit ran in it (an environment may change the copy itself: glibc's store path), else
+    in the first of the limit's environments."""
     table["batch"] = table["batch"].astype(int)
     table["gbps"] = table["bytes"] / table["seconds"] / 1e9
     limit = settings["limit"]
@@ -131,10 +131,10 @@ def copy_columns(table, settings, tables):
 
     by_environment = fastest([*size, "environment"])
     own = table[size + ["environment"]].merge(by_environment, how="left")
-    first = table[size].merge(by_environment[by_environment["environment"]
-                                             == limit["environments"][0]], how="left")
+    baseline = table[size].merge(by_environment[by_environment["environment"]
+                                                == limit["environments"][0]], how="left")
     for column in ("limit_gbps", "limit_source"):
-        table[column] = own[column].fillna(first[column]).to_numpy()
+        table[column] = own[column].fillna(baseline[column]).to_numpy()
     table = fault_model(table, tables.get("faults"))
     first = ["experiment", "framework", "environment", "device", "batch", "input", "rep",
              "sample", "seconds", "minor_faults", "bytes", "gbps", "limit_gbps"]
