@@ -14,7 +14,8 @@ from knobs import figures  # noqa: E402  (beside this script)
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
-VERDICT_COLOUR = {"faster": "tab:blue", "slower": "tab:red", "no effect measured": "0.35"}
+VERDICT_COLOUR = {"faster": "tab:blue", "slower": "tab:red", "no effect": "0.35",
+                  "inconclusive": "tab:orange"}
 name = snakemake.wildcards.user_experiment
 table = pd.read_csv(snakemake.input.table, low_memory=False)
 summary = pd.read_csv(snakemake.input.summary, low_memory=False)
@@ -45,5 +46,5 @@ for ax, ((case, device), rows) in zip(axes[0], panels):
 first = table.iloc[0]
 fig.suptitle(f"{name}: {first['cpu']}, {int(first['cores'])} cores; "
              f"{figures.span(summary['processes'].astype(int))} processes per configuration "
-             "(blue faster, red slower, grey no effect measured)", fontsize=10)
+             "(blue faster, red slower, grey no effect, orange inconclusive)", fontsize=10)
 figures.save(fig, snakemake.output.png, snakemake.output.svg)

@@ -2,7 +2,8 @@
 """Compare two result sets (two machines, two versions, two dates), configuration by
 configuration, as pyperf's compare_to does: the ratio of medians (after / before) with an
 interval from a hierarchical bootstrap over processes, and a change called only when that
-interval lies wholly outside 1 +- the threshold, the rule the summary uses.
+interval lies wholly outside 1 +- the threshold, `same` only when it lies wholly inside, else
+`inconclusive`: the rule of the summary's verdicts.
 
     compare.py results/paper results --out results/comparison
 
@@ -10,7 +11,7 @@ Reads each set's tidy tables and its config_used.yaml (which names what identifi
 configuration); writes `comparison.csv` and `comparison.png` under --out, and says which
 machines are compared, whether they are of one kind, and what was left out because only one
 set has it; where both sets have verdicts, `verdicts.csv` puts each knob's verdict in both
-side by side.
+side by side and says where they contradict each other (both resolved, and different).
 """
 
 import argparse
@@ -53,8 +54,8 @@ def compare(before, after, keys, threshold):
     for number, key in enumerate(common):
         a, b = groups_before[key], groups_after[key]
         ratio, low, high = stats.ratio_interval(b, a, seed=number, paired=False)  # two times
-        change = {"faster": "faster", "slower": "slower"}.get(
-            stats.verdict(low, high, threshold), "same")
+        call = stats.verdict(low, high, threshold)
+        change = "same" if call == "no effect" else call
         rows.append({**dict(zip(keys, key)), "median_before": float(pd.Series(
             [s for p in a.values() for s in p]).median()), "median_after": float(pd.Series(
                 [s for p in b.values() for s in p]).median()), "ratio": ratio, "ratio_low": low,
@@ -80,8 +81,10 @@ def compare_verdicts(before, after):
     joined = a.merge(b, on=keys, suffixes=("_before", "_after"))
     joined = joined[joined["kind"] != "fastest"]
     joined["same_verdict"] = joined["verdict_before"] == joined["verdict_after"]
-    return joined[keys + ["ratio_before", "ratio_after", "verdict_before", "verdict_after",
-                          "same_verdict"]]
+    joined["contradicts"] = [stats.contradicts(a, b) for a, b in
+                             zip(joined["verdict_before"], joined["verdict_after"])]
+    return joined[keys + [f"{c}_{s}" for c in ("ratio", "ratio_low", "ratio_high", "verdict")
+                          for s in ("before", "after")] + ["same_verdict", "contradicts"]]
 
 
 def plot(comparison, path, title):
@@ -92,7 +95,7 @@ def plot(comparison, path, title):
 
     comparison = comparison.sort_values("ratio").reset_index(drop=True)
     colours = comparison["change"].map({"same": "0.55", "slower": "tab:red",
-                                        "faster": "tab:blue"})
+                                        "faster": "tab:blue", "inconclusive": "tab:orange"})
     fig, ax = plt.subplots(figsize=(9, 0.22 * len(comparison) + 1.8))
     for y, row in comparison.iterrows():
         ax.errorbar(row["ratio"], y, xerr=[[row["ratio"] - row["ratio_low"]],
@@ -102,7 +105,7 @@ def plot(comparison, path, title):
     ax.set_yticks(range(len(comparison)), comparison["label"], fontsize=6)
     ax.set_xscale("log")
     ax.set_xlabel("time after / time before (ratio of medians, 95% interval over processes;\n"
-                  "red slower, blue faster, grey no change called)")
+                  "red slower, blue faster, grey the same, orange inconclusive)")
     ax.set_ylim(-1, len(comparison))
     ax.set_title(title, fontsize=9)
     fig.tight_layout()
@@ -152,17 +155,18 @@ def main(argv=None):
     comparison.to_csv(os.path.join(args.out, "comparison.csv"), index=False)
     plot(comparison, os.path.join(args.out, "comparison.png"),
          f"{args.after} against {args.before}")
-    changed = comparison[comparison["change"] != "same"]
+    changed = comparison[comparison["change"].isin(["faster", "slower"])]
     print(f"{len(changed)} changes called of {len(comparison)} ({len(changed) / len(comparison):.0%}): "
           f"{(changed['change'] == 'slower').sum()} slower, "
-          f"{(changed['change'] == 'faster').sum()} faster")
+          f"{(changed['change'] == 'faster').sum()} faster; "
+          f"{(comparison['change'] == 'inconclusive').sum()} inconclusive")
     verdicts = compare_verdicts(args.before, args.after)
     if verdicts is not None:
         verdicts.to_csv(os.path.join(args.out, "verdicts.csv"), index=False)
         print(f"knob verdicts: {verdicts['same_verdict'].sum()} of {len(verdicts)} the same in "
-              "both sets")
+              f"both sets, {verdicts['contradicts'].sum()} contradict each other")
         for row in verdicts[~verdicts["same_verdict"]].itertuples():
-            print(f"  differs: {row.experiment} {row.kind} {row.label} ({row.case}): "
+            print(f"  {'CONTRADICTS' if row.contradicts else 'differs'}: {row.experiment} {row.kind} {row.label} ({row.case}): "
                   f"{row.verdict_before} ({row.ratio_before:.3f}) -> {row.verdict_after} "
                   f"({row.ratio_after:.3f})")
 

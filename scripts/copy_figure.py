@@ -34,7 +34,9 @@ per_point = (table.groupby(KEYS)
              .agg(faults=("minor_faults", "median"), limit_gbps=("limit_gbps", "first"),
                   disturbed=("disturbed", lambda d: d.notna().any()),
                   predicted=("predicted_seconds", "median") if "predicted_seconds" in table
-                  else ("seconds", lambda s: np.nan))
+                  else ("seconds", lambda s: np.nan),
+                  in_copy=("predicted_in_copy_seconds", "median")
+                  if "predicted_in_copy_seconds" in table else ("seconds", lambda s: np.nan))
              .reset_index())
 points = summary.merge(per_point, on=KEYS)
 frameworks = list(dict.fromkeys(snakemake.config["copy"]["frameworks"]))
@@ -169,8 +171,19 @@ for (framework, environment), part in model.groupby(["framework", "environment"]
     ax.scatter(part["predicted"] * 1e3, part["median"] * 1e3, s=26, alpha=0.85,
                marker=marks.get(framework, "o"), color=palette[environment], lw=0.5,
                edgecolors="black" if part["faults"].gt(0).any() else "none")
-span = np.array([model[["predicted", "median"]].min().min(),
-                 model[["predicted", "median"]].max().max()]) * 1e3
+# Where the fault probe also copied into fresh pages: the same faults at what a fault costs
+# inside a copy, for the environments that copy as the probe does (glibc's default store path).
+default_path = {e for e, spec in snakemake.config["environments"].items()
+                if "GLIBC_TUNABLES" not in (spec or {}).get("env", {})}
+moved = model[model["in_copy"].notna() & (model["faults"] > 0)
+              & model["environment"].str.removesuffix(TWIN).isin(default_path)]
+for row in moved.itertuples():
+    ax.plot([row.predicted * 1e3, row.in_copy * 1e3], [row.median * 1e3] * 2, color="0.5",
+            lw=0.8, zorder=1)
+    ax.scatter(row.in_copy * 1e3, row.median * 1e3, s=26, marker=marks.get(row.framework, "o"),
+               facecolors="none", edgecolors=palette[row.environment], lw=1)
+span = np.array([model[["predicted", "in_copy", "median"]].min().min(),
+                 model[["predicted", "in_copy", "median"]].max().max()]) * 1e3
 ax.plot(span, span, color="black", lw=1, label="measured = predicted")
 ax.fill_between(span, span / 1.15, span * 1.15, color="0.85", zorder=0, label="+-15%")
 ax.set_xscale("log")
@@ -181,9 +194,12 @@ frame_handles = [plt.Line2D([], [], marker=marks[f], color="0.3", ls="none") for
                  if f in set(model["framework"])]
 env_handles = [plt.Line2D([], [], marker="s", color=palette[e], ls="none")
                for e in environments if e in set(model["environment"])]
-ax.legend(frame_handles + env_handles,
+in_copy_handles = ([plt.Line2D([], [], marker="o", color="0.5", mfc="none", lw=0.8)]
+                   if len(moved) else [])
+ax.legend(frame_handles + env_handles + in_copy_handles,
           [f for f in marks if f in set(model["framework"])]
-          + [legend_label(e, "random") for e in environments if e in set(model["environment"])],
+          + [legend_label(e, "random") for e in environments if e in set(model["environment"])]
+          + (["hollow: with a fault's cost inside a copy"] if len(moved) else []),
           fontsize=7, ncol=2, loc="upper left")
 
 

@@ -123,10 +123,7 @@ def fault_costs(t):
     text = " and ".join(ranges)
     if "predicted_seconds" not in t.copy:  # no fault probe in this set
         return pd.Series(dtype=float)
-    model = t.copy[(t.copy["device"] == "cpu") & t.copy["predicted_seconds"].notna()]
-    points = model.groupby(["framework", "environment", "batch"]).agg(
-        measured=("seconds", "median"), predicted=("predicted_seconds", "median"),
-        faults=("minor_faults", "median"))
+    points = model_points(t)
     error = points["measured"] / points["predicted"] - 1
     faulting = points[points["faults"] > 0]
     faulting_error = faulting["measured"] / faulting["predicted"] - 1
@@ -135,7 +132,56 @@ def fault_costs(t):
                f"{(error.abs() <= 0.15).mean():.0%} of the {len(points)} CPU configurations "
                f"(framework, environment, batch) within 15%, and "
                f"{(faulting_error.abs() <= 0.15).mean():.0%} of the {len(faulting)} that fault.")
+    if "in_copy" in points:
+        summary += " " + fault_in_copy(t, faulting)
     return summary + "\n\n" + model_misses(t, points.assign(error=error))
+
+
+def model_points(t):
+    """Per CPU configuration (framework, environment, batch): the medians of the measured time,
+    the model's prediction, faults, and the prediction with a fault's cost inside a copy
+    (`in_copy`, where the probe measured it)."""
+    model = t.copy[(t.copy["device"] == "cpu") & t.copy["predicted_seconds"].notna()]
+    in_copy = ("predicted_in_copy_seconds" in model
+               and model["predicted_in_copy_seconds"].notna().any())
+    return model.groupby(["framework", "environment", "batch"]).agg(
+        measured=("seconds", "median"), predicted=("predicted_seconds", "median"),
+        faults=("minor_faults", "median"),
+        **({"in_copy": ("predicted_in_copy_seconds", "median")} if in_copy else {}))
+
+
+def memcpy_nt_fault_in_copy(t):
+    """The fault inside a copy, for the environments that copy as the probe does (glibc's
+    default store path: no GLIBC_TUNABLES)."""
+    points = model_points(t) if t.faults is not None else pd.DataFrame()
+    if "in_copy" not in points:
+        return "Not measured in this result set (its fault probe has no copy cases)."
+    default_path = [e for e, spec in t.config["environments"].items()
+                    if "GLIBC_TUNABLES" not in (spec or {}).get("env", {})]
+    environment = points.index.get_level_values("environment").str.replace(".twin", "")
+    faulting = points[(points["faults"] > 0) & environment.isin(default_path)]
+    return fault_in_copy(t, faulting)
+
+
+def fault_in_copy(t, faulting):
+    """What a fault costs inside a copy (the probe's copy into fresh pages less its copy into
+    pages already there), and how the model does with that cost instead."""
+    sizes = []
+    for page, name in (("copy4k", "4 KiB"), ("copy2m", "2 MiB")):
+        inside, alone = probe_costs(t, page), probe_costs(t, page[4:])
+        sizes += [f"{name} at {nbytes / 1e6:.3g} MB: {1e6 * inside[nbytes]:.3g} us against "
+                  f"{1e6 * alone[nbytes]:.3g} us touched alone" for nbytes in inside.index
+                  if nbytes in alone.index and nbytes >= 16e6]
+    error = faulting["measured"] / faulting["in_copy"] - 1
+    was = faulting["measured"] / faulting["predicted"] - 1
+    return (f"A fault taken inside a copy (the probe's copy into fresh pages less the same "
+            f"copy into pages already there, per fault) costs: {'; '.join(sizes)}. With the "
+            f"cost inside a copy, the model predicts {(error.abs() <= 0.15).sum()} of the "
+            f"{len(faulting)} faulting configurations within 15% (against "
+            f"{(was.abs() <= 0.15).sum()} with the touch's cost); by configuration, "
+            + "; ".join(f"{f} {e} b{b} {w:+.0%} -> {n:+.0%}" for (f, e, b), w, n
+                        in zip(faulting.index, was, error) if abs(w) > 0.15 or abs(n) > 0.15)
+            + ".")
 
 
 def model_misses(t, points):
@@ -177,8 +223,9 @@ def model_misses(t, points):
     if len(rest):
         faulting = ("; all of them fault, and the `memcpy` users' copies of the same sizes "
                     "that do not fault sit near the limit, so what is left goes with the fresh "
-                    "output, e.g. a fault during a copy costing more than the probe's fault "
-                    "alone" if (rest["faults"] > 0).all() else "")
+                    "output; what a fault costs inside a copy was measured later, in "
+                    "`results/paper/memcpy_nt/` (\"A fault inside a copy\" below), not in "
+                    "this run" if (rest["faults"] > 0).all() else "")
         lines.append(f"- Not explained ({len(rest)} configurations{faulting}): "
                      + "; ".join(f"{r.framework} {r.environment} b{r.batch} {r.error:+.0%} "
                                  f"({r.faults:,.0f} faults)" for r in rest.itertuples()) + ".")
@@ -197,6 +244,11 @@ def _bytes(t):
     return t.copy.groupby("batch")["bytes"].first()
 
 
+def _counts(verdicts):
+    """'30 no effect, 6 inconclusive': how many of each verdict, most first."""
+    return ", ".join(f"{n} {v}" for v, n in verdicts.value_counts().items())
+
+
 def noise(t):
     aa = t.verdicts[t.verdicts["kind"] == "A/A"]
     lines = []
@@ -205,10 +257,8 @@ def noise(t):
         lines.append(f"- **{experiment}**: the baseline against its A/A twin, over "
                      f"{len(rows)} cases: ratios {rows['ratio'].min():.3f} to "
                      f"{rows['ratio'].max():.3f}; the widest interval reaches "
-                     f"+-{far.max():.1%}, the median one +-{far.median():.1%}; all "
-                     f"`{rows['verdict'].iloc[0]}`" if (rows["verdict"] == "no effect measured").all()
-                     else f"- **{experiment}**: A/A verdicts: "
-                     + ", ".join(f"{k} {v}" for k, v in rows["verdict"].value_counts().items()))
+                     f"+-{far.max():.1%}, the median one +-{far.median():.1%}; "
+                     + _counts(rows["verdict"]))
     processes = pd.concat([t.copy, t.hourglass]).drop_duplicates(["configuration", "rep"])
     quiet = processes[processes["disturbed"].isna()]
     span = processes.assign(started=pd.to_datetime(processes["started"]),
@@ -228,18 +278,18 @@ def noise(t):
     verdicts = t.verdicts[t.verdicts["kind"] != "fastest"]
     half = (verdicts["ratio_high"] / verdicts["ratio"] - 1).combine(
         1 - verdicts["ratio_low"] / verdicts["ratio"], max)
-    # A projection, not a measurement: intervals over processes narrow as 1/sqrt(processes).
-    needed = (verdicts["processes"] * (half / 0.05) ** 2).apply(np.ceil)
+    open_ = verdicts[verdicts["verdict"] == "inconclusive"]
+    needed = open_["processes_to_resolve"]
     per_round = minutes / (processes["rep"].max() + 1)
-    lines.append(f"- of the {len(verdicts)} verdicts, {(half <= 0.05).sum()} have an interval "
-                 f"within +-5% of their ratio (median +-{half.median():.1%}); the widest, "
-                 f"+-{half.max():.0%}, are configurations whose processes differ in kind (see "
-                 "jemalloc below). If intervals narrowed as 1/sqrt(processes) at the spread "
-                 f"measured, +-5% would take {needed.quantile(0.5):.0f} processes per "
-                 f"configuration for half of the verdicts, {needed.quantile(0.9):.0f} for 90% "
-                 f"(about {needed.quantile(0.9) * per_round / 60:.0f} hours of rounds like "
-                 f"these) and {needed.max():,.0f} for all of them: for configurations whose "
-                 "processes differ in kind, more rounds is not the way")
+    lines.append(f"- of the {len(verdicts)} verdicts, " + _counts(verdicts["verdict"])
+                 + f"; {(half <= 0.05).sum()} have an interval within +-5% of their ratio "
+                 f"(median +-{half.median():.1%}, widest +-{half.max():.0%})"
+                 + (f". If intervals narrowed as 1/sqrt(processes), the inconclusive ones "
+                    f"would take about {needed.median():.0f} processes per configuration, for "
+                    "an 80% chance each of being settled if their ratios stay where they are "
+                    f"(median; {needed.quantile(0.9):.0f} for 90% of them, about "
+                    f"{needed.quantile(0.9) * per_round / 60:.1f} hours of rounds like these)"
+                    if len(open_) else ""))
     return "\n".join(lines)
 
 
@@ -490,7 +540,7 @@ def comparison_text(folder, what):
     if not (folder / "comparison.csv").exists():
         return "Not measured in this result set."
     comparison = pd.read_csv(folder / "comparison.csv")
-    changed = comparison[comparison["change"] != "same"]
+    changed = comparison[comparison["change"].isin(["faster", "slower"])]
     moved = (comparison["ratio"] - 1).abs()
     text = (f"{what}, compared with `make compare`: {len(changed)} of {len(comparison)} "
             f"configurations called changed ({len(changed) / len(comparison):.1%}); the median "
@@ -501,12 +551,21 @@ def comparison_text(folder, what):
                  + (f"; and {len(listed) - 10} more" if len(listed) > 10 else "") + ")")
     if (folder / "verdicts.csv").exists():
         verdicts = pd.read_csv(folder / "verdicts.csv")
-        text += (f"; {verdicts['same_verdict'].sum()} of {len(verdicts)} knob verdicts the same "
-                 "in both")
+        if "contradicts" not in verdicts:  # compared before `inconclusive` was a verdict
+            return text + (f"; {verdicts['same_verdict'].sum()} of {len(verdicts)} knob verdicts "
+                           "the same in both under the earlier two-way rule (`no effect "
+                           "measured` for every interval not wholly outside the band; the "
+                           "earlier run's intervals were not kept, so its verdicts cannot be "
+                           "called again under the current rule).")
         differ = verdicts[~verdicts["same_verdict"]]
-        if len(differ):
-            text += " (" + "; ".join(f"{r.label}, {r.case}: {r.verdict_before} -> "
-                                     f"{r.verdict_after}" for r in differ.itertuples()) + ")"
+        text += (f"; of {len(verdicts)} knob verdicts, {verdicts['contradicts'].sum()} "
+                 f"contradict each other, {verdicts['same_verdict'].sum()} are the same in both"
+                 + (" and " + _counts(differ["verdict_before"] + " -> "
+                                      + differ["verdict_after"]) if len(differ) else ""))
+        if verdicts["contradicts"].any():
+            text += " (contradicting: " + "; ".join(
+                f"{r.label}, {r.case}: {r.verdict_before} -> {r.verdict_after}"
+                for r in verdicts[verdicts["contradicts"]].itertuples()) + ")"
     return text + "."
 
 
@@ -693,6 +752,7 @@ BLOCKS = {"machine": machine_line, "copy-table": copy_table, "fault-costs": faul
           "gpu-hourglass-verdicts": hourglass_sentences, "gpu-hourglass": gpu_hourglass, "gpu-aa": gpu_comparison,
           # from glibc's store-path set (results/paper/memcpy_nt)
           "memcpy-nt": memcpy_nt, "memcpy-nt-aa": memcpy_nt_comparison,
+          "memcpy-nt-fault-in-copy": memcpy_nt_fault_in_copy,
           "memcpy-nt-node": memcpy_nt_node}
 
 

@@ -1,5 +1,6 @@
 """The fault probe faults in what it says: every 4 KiB page of a small-page region, and only
-whole huge pages where the kernel's THP mode allows them."""
+whole huge pages where the kernel's THP mode allows them; its copy into fresh pages faults in
+each, its copy into warm pages none."""
 
 import resource
 
@@ -19,10 +20,17 @@ def faults_of(step):
 
 def test_one_case_per_page_kind_and_size():
     probe = Benchmark({"sizes": [5 * MIB, 40 * MIB]}, "cpu", 0)
-    small = ["4k-5242880", "4k-41943040"]
-    assert probe.cases() == (small + ["2m-5242880", "2m-41943040"]
-                             if thp_mode() in ("madvise", "always") else small)
+    kinds = (["4k", "2m", "copy4k", "copy2m", "warm"] if thp_mode() in ("madvise", "always")
+             else ["4k", "copy4k", "warm"])
+    assert probe.cases() == [f"{k}-{s}" for k in kinds for s in (5 * MIB, 40 * MIB)]
     assert probe.info("4k-41943040")["bytes"] == 40 * MIB
+    assert probe.info("copy4k-41943040")["page"] == "copy4k"
+
+
+def test_a_copy_into_fresh_pages_faults_each_and_one_into_warm_pages_none():
+    probe = Benchmark({"sizes": [8 * MIB]}, "cpu", 0)
+    assert faults_of(probe.setup(f"copy4k-{8 * MIB}")) == pytest.approx(2048, abs=16)
+    assert faults_of(probe.setup(f"warm-{8 * MIB}")) <= 16
 
 
 def test_small_pages_fault_once_each():

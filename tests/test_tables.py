@@ -41,6 +41,22 @@ def test_a_fault_costs_what_the_probe_measured_at_that_size():
                                                              16384 * 2e-6, 32768 * 2e-6])
 
 
+def test_a_fault_inside_a_copy_costs_the_fresh_copy_less_the_warm_one_per_fault():
+    # 64 MiB: touch 1 ms / 1000 faults (1 us); copy into fresh pages 9 ms, into warm 5 ms,
+    # 1000 faults: 4 us per fault inside a copy
+    faults = pd.DataFrame({"host": "h", "case": ["4k-64", "copy4k-64", "warm-64"],
+                           "bytes": 64 * MIB, "seconds": [1e-3, 9e-3, 5e-3],
+                           "minor_faults": [1000, 1000, 0]})
+    copy = pd.DataFrame({"host": "h", "device": "cpu", "limit_gbps": 10.0,
+                         "bytes": [64 * MIB], "minor_faults": [16384]})
+    model = fault_model(copy, faults)
+    assert model["fault_cost_4k"].tolist() == pytest.approx([1e-6])
+    assert model["fault_cost_4k_in_copy"].tolist() == pytest.approx([4e-6])
+    limit = 64 * MIB / 10e9
+    assert model["predicted_in_copy_seconds"].tolist() == pytest.approx([limit + 16384 * 4e-6])
+    assert model["predicted_seconds"].tolist() == pytest.approx([limit + 16384 * 1e-6])
+
+
 def test_without_a_fault_probe_there_is_no_model():
     copy = pd.DataFrame({"host": ["h"], "bytes": [1], "minor_faults": [0]})
     assert "predicted_seconds" not in fault_model(copy, None)

@@ -14,7 +14,9 @@ import pandas as pd
 
 RESAMPLES = 2000
 LEVEL = 0.95
-VERDICTS = ("faster", "slower", "no effect measured")
+# Resolved verdicts say where the whole interval lies; `inconclusive` is an interval that
+# crosses an edge of the band (more processes would tell).
+VERDICTS = ("faster", "slower", "no effect", "inconclusive")
 
 
 def _padded(processes):
@@ -112,13 +114,53 @@ def band(noise, threshold):
 
 
 def verdict(low, high, width):
-    """A ratio of times (this / reference) with its interval: faster only when the whole
-    interval lies below 1 / (1 + width), slower only when above 1 + width."""
+    """A ratio of times (this / reference) with its interval, against the band 1 / (1 + width)
+    to 1 + width: `faster` when the whole interval lies below the band, `slower` when above,
+    `no effect` when inside it (an equivalence test), else `inconclusive`. Two runs can then
+    disagree without contradicting each other only through `inconclusive`: a verdict at the
+    band's edge is not forced to one side by chance."""
     if high < 1 / (1 + width):
         return "faster"
     if low > 1 + width:
         return "slower"
-    return "no effect measured"
+    if low >= 1 / (1 + width) and high <= 1 + width:
+        return "no effect"
+    return "inconclusive"
+
+
+# `no effect measured`: the earlier two-way rule's name for every interval not wholly outside
+# the band, resolved or not; a set built by that rule is read as unresolved there.
+UNRESOLVED = ("inconclusive", "no effect measured")
+
+
+def contradicts(one, other):
+    """Whether two verdicts on the same ratio cannot both be right: both resolved and
+    different (an unresolved verdict contradicts nothing)."""
+    return one not in UNRESOLVED and other not in UNRESOLVED and one != other
+
+
+MANY = 100_000
+POWER = (1.96 + 0.84) / 1.96  # z of the 95% interval plus z of an 80% chance, over the first
+
+
+def processes_to_resolve(ratio, low, high, width, processes):
+    """About how many processes would take an inconclusive interval off the band's edges with
+    a chance of 80%, if the ratio stays where it is and the interval narrows as
+    1 / sqrt(processes) (on the log scale): for each edge the interval crosses, the ratio's
+    distance to the edge against the interval's reach on that side, the reach widened by
+    POWER for the chance. 0 where resolved; None where the ratio sits so near an edge that no
+    practical number of processes (over MANY) would do."""
+    if verdict(low, high, width) != "inconclusive":
+        return 0
+    centre, needed = np.log(ratio), [processes]
+    for edge in np.log([1 / (1 + width), 1 + width]):
+        if np.log(low) < edge < np.log(high):
+            room = abs(edge - centre)
+            reach = POWER * (np.log(high) - centre if edge > centre else centre - np.log(low))
+            if room == 0 or processes * (reach / room) ** 2 > MANY:
+                return None
+            needed.append(int(np.ceil(processes * (reach / room) ** 2)))
+    return max(needed)
 
 
 def coefficient_of_variation(samples):
@@ -167,10 +209,10 @@ def summarize(table, keys, baseline, twin_suffix=".twin", threshold=0.05, cv_thr
             noise = (ratio_interval(groups[key_of(twin)], groups[key_of(reference)],
                                     strata=strata) if twin and key_of(twin) in groups else None)
             width = band(noise, threshold)
-            call = verdict(ratio[1], ratio[2], width) if key_of(reference) != name else VERDICTS[2]
+            call = verdict(ratio[1], ratio[2], width) if key_of(reference) != name else "no effect"
             row.update(baseline="/".join(f"{k}={v}" for k, v in baseline.items()),
                        ratio=ratio[0], ratio_low=ratio[1], ratio_high=ratio[2],
                        speedup=1 / ratio[0], speedup_low=1 / ratio[2], speedup_high=1 / ratio[1],
-                       noise_floor=width, verdict=call, significant=call != VERDICTS[2])
+                       noise_floor=width, verdict=call, significant=call in ("faster", "slower"))
         rows.append(row)
     return pd.DataFrame(rows)

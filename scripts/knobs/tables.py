@@ -147,13 +147,25 @@ SMALL_PAGE = 4096
 
 
 def fault_costs(faults_table):
-    """Seconds per fault per host, page size ("4k", "2m") and region size (`bytes`): the median
-    over the fault probe's samples of time / faults."""
-    probe = faults_table[faults_table["seconds"].notna() & (faults_table["minor_faults"] > 0)]
-    page = probe["case"].astype(str).str.split("-").str[0].rename("page")
-    per_fault = probe["seconds"] / probe["minor_faults"]
-    return (per_fault.groupby([probe["host"], page, probe["bytes"]]).median()
-            .rename("cost").reset_index())
+    """Seconds per fault per host, page kind and region size (`bytes`): for "4k" and "2m" (a
+    page touched), the median over the fault probe's samples of time / faults; for "copy4k" and
+    "copy2m" (pages faulted in by a copy), the median copy into fresh pages less the median
+    copy into pages faulted in before (`warm`), per fault."""
+    ok = faults_table[faults_table["seconds"].notna()]
+    page = ok["case"].astype(str).str.split("-").str[0].rename("page")
+    keys = [ok["host"], page, ok["bytes"]]
+    touched = ok[page.isin(["4k", "2m"]) & (ok["minor_faults"] > 0)]
+    per_fault = touched["seconds"] / touched["minor_faults"]
+    costs = per_fault.groupby([k[touched.index] for k in keys]).median().rename("cost")
+    medians = ok.groupby(keys)[["seconds", "minor_faults"]].median()
+    kinds = set(page)
+    for kind in sorted(kinds & {"copy4k", "copy2m"} if "warm" in kinds else set()):
+        fresh, warm = medians.xs(kind, level="page"), medians.xs("warm", level="page")
+        in_copy = ((fresh["seconds"] - warm["seconds"]) / fresh["minor_faults"]).dropna()
+        in_copy.index = pd.MultiIndex.from_tuples(
+            [(host, kind, nbytes) for host, nbytes in in_copy.index], names=costs.index.names)
+        costs = pd.concat([costs, in_copy.rename("cost")])
+    return costs.reset_index()
 
 
 def cost_at(costs, host, page, nbytes):
@@ -169,15 +181,18 @@ def fault_model(table, faults_table):
     """The copy step's model of a call on the CPU: the copy limit for its size, plus its page
     faults at what a fault costs here in a region of that size. A call that faults at all
     faults in its whole output (a fresh mapping): `huge` of its faults are 2 MiB pages, the
-    rest 4 KiB, such that they cover its bytes. Without a fault probe the model is left out."""
+    rest 4 KiB, such that they cover its bytes. Without a fault probe the model is left out.
+    `predicted_in_copy_seconds`: the same with each fault at what it costs inside a copy
+    (where the probe measured that)."""
     if faults_table is None or faults_table.empty:
         return table
     costs = fault_costs(faults_table)
-    at = {(host, nbytes): (cost_at(costs, host, "4k", nbytes), cost_at(costs, host, "2m", nbytes))
+    pages = ("4k", "2m", "copy4k", "copy2m")
+    at = {(host, nbytes): [cost_at(costs, host, page, nbytes) for page in pages]
           for host, nbytes in set(zip(table["host"], table["bytes"]))}
     pairs = list(zip(table["host"], table["bytes"]))
-    small_cost = pd.Series([at[p][0] for p in pairs], index=table.index)
-    huge_cost = pd.Series([at[p][1] for p in pairs], index=table.index)
+    small_cost, huge_cost, small_in_copy, huge_in_copy = (
+        pd.Series([at[p][i] for p in pairs], index=table.index) for i in range(len(pages)))
     faults = table["minor_faults"].astype(float)
     huge = ((table["bytes"] - faults * SMALL_PAGE) / (HUGE_PAGE - SMALL_PAGE)).clip(lower=0)
     huge = huge.where(faults > 0, 0).clip(upper=faults).where(huge_cost.notna(), 0)
@@ -186,6 +201,10 @@ def fault_model(table, faults_table):
     table["fault_seconds"] = (faults - huge) * small_cost + huge * huge_cost.fillna(0)
     table["predicted_seconds"] = (table["limit_seconds"] + table["fault_seconds"]).where(
         table["device"] == "cpu")
+    table["fault_cost_4k_in_copy"], table["fault_cost_2m_in_copy"] = small_in_copy, huge_in_copy
+    table["predicted_in_copy_seconds"] = (
+        table["limit_seconds"] + (faults - huge) * small_in_copy + huge * huge_in_copy.fillna(0)
+    ).where(table["device"] == "cpu")
     return table
 
 

@@ -1,6 +1,7 @@
 """Verdicts from the data: every knob's effect as a ratio of times with its interval over
-processes, and `faster`, `slower` or `no effect measured` by the rule of knobs/stats.py, the
-band around 1 being the threshold or the experiment's A/A noise floor where that is wider.
+processes, and `faster`, `slower`, `no effect` or `inconclusive` by the rule of knobs/stats.py,
+the band around 1 being the threshold or the experiment's A/A noise floor where that is wider;
+for an inconclusive one, about how many processes would resolve it.
 
 Kinds of row: `A/A` (a baseline against its twin: the noise floor itself), `vs baseline`
 (every configuration against its experiment's baseline), the hourglass's `rung` (against the
@@ -25,7 +26,7 @@ def from_summary(summary, experiment, labels, case):
     found = []
     for _, row in rows.iterrows():
         twin = str(row.get("environment", "")).endswith(TWIN)
-        if row["ratio"] == 1.0 and row["verdict"] == "no effect measured" and not twin:
+        if row["ratio"] == 1.0 and row["verdict"] == "no effect" and not twin:
             continue  # the baseline against itself
         found.append({"experiment": experiment, "kind": "A/A" if twin else "vs baseline",
                       "label": _name(row, labels), "configuration": _name(row, labels),
@@ -95,5 +96,9 @@ def build(summary, tables, settings, comparisons, threshold):
         ["A/A", "fastest", "rung", "ablation", "variation", "torch variant",
          "torch environment", "vs baseline"])}
     table = pd.DataFrame(found)
+    table["processes_to_resolve"] = [
+        stats.processes_to_resolve(r.ratio, r.ratio_low, r.ratio_high, r.noise_floor,
+                                   r.processes) for r in table.itertuples()]
+    table["processes_to_resolve"] = table["processes_to_resolve"].astype("Int64")
     return table.sort_values(["experiment", "kind", "case"], key=lambda c: c.map(order)
                              if c.name == "kind" else c, kind="stable")
