@@ -7,7 +7,7 @@ PYTHON ?= python3.11
 VENV := .venv
 SNAKEMAKE := $(VENV)/bin/snakemake
 
-.PHONY: setup run test test-slurm report lint rerun paper compare
+.PHONY: setup run test test-slurm report lint rerun resolve paper compare
 
 setup: $(VENV)/.installed .venv-theano/.installed .system-ready
 
@@ -41,6 +41,16 @@ rerun: setup
 	@test -n "$(RUN)" || { echo "usage: make rerun RUN=<experiment>/<configuration path>, e.g. copy/theano/tcmalloc"; exit 2; }
 	@test -d results/runs/$(RUN) || { echo "no results/runs/$(RUN): run it first (make run)"; exit 2; }
 	$(SNAKEMAKE) --cores 1 --forcerun $$(find results/runs/$(RUN) -name '*.json' | sort)
+	$(MAKE) --no-print-directory results/report.html
+
+# More processes where the run's verdicts are inconclusive (scripts/resolve.py), at most MOST
+# per configuration, e.g. make resolve MOST=12 (CONFIG: the config the run was made with)
+MOST ?= 12
+CONFIG ?= config/config.yaml
+resolve: setup
+	@test -f results/tables/verdicts.csv || { echo "no results/tables/verdicts.csv: run it first (make run)"; exit 2; }
+	$(VENV)/bin/python scripts/resolve.py results --most $(MOST) > results/more_reps.yaml
+	$(SNAKEMAKE) --cores 1 --configfile $(CONFIG) results/more_reps.yaml
 	$(MAKE) --no-print-directory results/report.html
 
 # Rebuild every figure, table and the report of each shipped result set (results/paper: the

@@ -15,7 +15,7 @@ from knobs import figures  # noqa: E402  (beside this script)
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
 VERDICT_COLOUR = {"faster": "tab:blue", "slower": "tab:red", "no effect": "0.35",
-                  "inconclusive": "tab:orange"}
+                  "inconclusive": "tab:orange", "reference": "black"}
 name = snakemake.wildcards.user_experiment
 table = pd.read_csv(snakemake.input.table, low_memory=False)
 summary = pd.read_csv(snakemake.input.summary, low_memory=False)

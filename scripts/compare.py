@@ -83,8 +83,9 @@ def compare_verdicts(before, after):
     joined["same_verdict"] = joined["verdict_before"] == joined["verdict_after"]
     joined["contradicts"] = [stats.contradicts(a, b) for a, b in
                              zip(joined["verdict_before"], joined["verdict_after"])]
-    return joined[keys + [f"{c}_{s}" for c in ("ratio", "ratio_low", "ratio_high", "verdict")
-                          for s in ("before", "after")] + ["same_verdict", "contradicts"]]
+    columns = ("ratio", "ratio_low", "ratio_high", "noise_floor", "verdict")
+    return joined[keys + [f"{c}_{s}" for c in columns for s in ("before", "after")
+                          if f"{c}_{s}" in joined] + ["same_verdict", "contradicts"]]
 
 
 def plot(comparison, path, title):

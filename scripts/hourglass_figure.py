@@ -19,7 +19,8 @@ from knobs.hourglass import SEED_SECONDS, SEED_SIZE, plan  # noqa: E402
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
 COLOURS = dict(zip(["tensorflow", "torch"], sns.color_palette("colorblind", 2)))
-VERDICT_MARK = {"faster": "v", "slower": "^", "no effect": "o", "inconclusive": "d"}
+VERDICT_MARK = {"faster": "v", "slower": "^", "no effect": "o", "inconclusive": "d",
+                "reference": "s"}
 
 steps = pd.read_csv(snakemake.input.steps, low_memory=False)
 summary = pd.read_csv(snakemake.input.summary)

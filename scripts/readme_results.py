@@ -12,6 +12,7 @@ results/paper/aa/ (two default runs compared by `make compare`), for the blocks 
 """
 
 import argparse
+import functools
 import re
 import sys
 from pathlib import Path
@@ -71,6 +72,12 @@ class Tables:
         return 1e3 * rows.groupby("rep")["seconds"].sum().mean() if len(rows) else float("nan")
 
 
+@functools.lru_cache(maxsize=None)
+def tables_at(root):
+    """One result set's Tables, read once however many blocks ask for it."""
+    return Tables(root)
+
+
 def machine_line(t):
     m = t.machine
     processes = figures.span(t.summary["processes"])
@@ -121,8 +128,8 @@ def fault_costs(t):
     size = ("at each call's own size" if sized else
             f"in one region of {probe_costs(t, '4k').index[0] / 1e6:.3g} MB")
     text = " and ".join(ranges)
-    if "predicted_seconds" not in t.copy:  # no fault probe in this set
-        return pd.Series(dtype=float)
+    if "predicted_seconds" not in t.copy:  # a probe, but no CPU copies to model
+        return summary_of_costs_only(text, size)
     points = model_points(t)
     error = points["measured"] / points["predicted"] - 1
     faulting = points[points["faults"] > 0]
@@ -135,6 +142,10 @@ def fault_costs(t):
     if "in_copy" in points:
         summary += " " + fault_in_copy(t, faulting)
     return summary + "\n\n" + model_misses(t, points.assign(error=error))
+
+
+def summary_of_costs_only(text, size):
+    return f"One minor fault costs {text} here (the probe's medians, {size}); no CPU copy to model."
 
 
 def model_points(t):
@@ -288,7 +299,9 @@ def noise(t):
                     f"would take about {needed.median():.0f} processes per configuration, for "
                     "an 80% chance each of being settled if their ratios stay where they are "
                     f"(median; {needed.quantile(0.9):.0f} for 90% of them, about "
-                    f"{needed.quantile(0.9) * per_round / 60:.1f} hours of rounds like these)"
+                    f"{needed.quantile(0.9) * per_round / 60:.0f} hours of rounds like these; "
+                    f"{needed.isna().sum()} no number of processes would settle: a ratio "
+                    "beyond the threshold but inside the A/A-widened band, or on an edge)"
                     if len(open_) else ""))
     return "\n".join(lines)
 
@@ -542,9 +555,12 @@ def comparison_text(folder, what):
     comparison = pd.read_csv(folder / "comparison.csv")
     changed = comparison[comparison["change"].isin(["faster", "slower"])]
     moved = (comparison["ratio"] - 1).abs()
+    unsettled = (comparison["change"] == "inconclusive").sum()
     text = (f"{what}, compared with `make compare`: {len(changed)} of {len(comparison)} "
-            f"configurations called changed ({len(changed) / len(comparison):.1%}); the median "
-            f"configuration moved by {moved.median():.1%}, the most by {moved.max():.1%}")
+            f"configurations called changed ({len(changed) / len(comparison):.1%})"
+            + (f", {unsettled} inconclusive" if unsettled else "")
+            + f"; the median configuration moved by {moved.median():.1%}, the most by "
+            f"{moved.max():.1%}")
     if len(changed):
         listed = [f"{r.label}: {r.ratio:.2f}x, {r.change}" for r in changed.itertuples()]
         text += (" (" + "; ".join(listed[:10])
@@ -567,6 +583,27 @@ def comparison_text(folder, what):
                 f"{r.label}, {r.case}: {r.verdict_before} -> {r.verdict_after}"
                 for r in verdicts[verdicts["contradicts"]].itertuples()) + ")"
     return text + "."
+
+
+def resolve_comparison(t):
+    """The first default run before and after `make resolve` added its processes."""
+    folder = t.root / "resolve"
+    if not (folder / "verdicts.csv").exists():
+        return "Not measured in this result set."
+    verdicts = pd.read_csv(folder / "verdicts.csv")
+    comparison = pd.read_csv(folder / "comparison.csv")
+    names = [c for c in ("experiment", "framework", "variant", "environment", "device", "input")
+             if c in comparison]  # one configuration, whatever its cases
+    added = comparison[comparison["processes_after"] > comparison["processes_before"]]
+    added = added.drop_duplicates(names)
+    opened = verdicts[verdicts["verdict_before"] == "inconclusive"]
+    before, after = (_counts(verdicts[f"verdict_{s}"]) for s in ("before", "after"))
+    return (f"{len(added)} configurations got {int((added['processes_after'] - added['processes_before']).sum())} "
+            f"more processes ({figures.span(added['processes_after'].astype(int))} each now, "
+            f"{figures.span(added['processes_before'].astype(int))} before). Knob verdicts before: "
+            f"{before}; after: {after}. Of the {len(opened)} inconclusive before, "
+            + _counts(opened["verdict_after"]) + f" after; {verdicts['contradicts'].sum()} "
+            "verdicts contradict the first ones.")
 
 
 def aa_comparison(t):
@@ -659,15 +696,15 @@ def gpu_comparison(t):
 
 
 def model_errors(t):
-    """Measured / predicted - 1 of each CPU copy configuration (framework, environment,
-    batch), from the medians of its samples."""
+    """Measured / predicted - 1 of each CPU copy configuration but the copy limit's own, by
+    environment, framework and batch (the medians of model_points)."""
     if "predicted_seconds" not in t.copy:  # no fault probe in this set
         return pd.Series(dtype=float)
-    model = t.copy[(t.copy["device"] == "cpu") & t.copy["predicted_seconds"].notna()
-                   & ~t.copy["framework"].isin(t.config["copy"]["limit"]["frameworks"])]
-    points = model.groupby(["environment", "framework", "batch"]).agg(
-        measured=("seconds", "median"), predicted=("predicted_seconds", "median"))
-    return points["measured"] / points["predicted"] - 1
+    points = model_points(t)
+    limit = t.config["copy"]["limit"]["frameworks"]
+    points = points[~points.index.get_level_values("framework").isin(limit)]
+    error = points["measured"] / points["predicted"] - 1
+    return error.reorder_levels(["environment", "framework", "batch"]).sort_index()
 
 
 def store_path_table(t):
@@ -712,7 +749,7 @@ def memcpy_nt(t):
                + (f"{int(threshold, 0) / 1e6:.3g} MB (`{threshold}`, the machine record). "
                   if threshold else "not recorded in these runs. "))
     largest = max(copy["batches"])
-    reference = Tables(t.root.parent)  # the reference run this set sits in
+    reference = tables_at(t.root.parent)  # the reference run this set sits in
     baseline = reference.config["copy"].get("limit", {}).get("environments", ["glibc"])[0]
     cpu = reference.copy[(reference.copy["device"] == "cpu") & (reference.copy["batch"] == largest)
                          & (reference.copy["environment"] == baseline)]
@@ -745,7 +782,7 @@ def reference_comparison(t):
 BLOCKS = {"machine": machine_line, "copy-table": copy_table, "fault-costs": fault_costs,
           "noise": noise, "hourglass-table": hourglass_table,
           "hourglass-verdicts": hourglass_sentences, "ruler": ruler, "aa": aa_comparison,
-          "aa-reference": reference_comparison,
+          "aa-reference": reference_comparison, "resolve": resolve_comparison,
           "why-copy": why_copy, "why-hourglass": why_hourglass, "fault-share": fault_share,
           # from the GPU's result set (results/paper/gpu)
           "gpu-machine": gpu_machine, "gpu-copy": gpu_copy, "gpu-hourglass-table": hourglass_table,
@@ -756,7 +793,8 @@ BLOCKS = {"machine": machine_line, "copy-table": copy_table, "fault-costs": faul
           "memcpy-nt-node": memcpy_nt_node}
 
 
-# Blocks whose name starts so are written from the result set in that folder of --set.
+# Blocks whose name starts so are written from the result set in that folder of --set (the
+# longest prefix that matches).
 SETS = {"gpu-": "gpu", "memcpy-nt-node": "memcpy_nt/node", "memcpy-nt": "memcpy_nt"}
 
 
@@ -764,7 +802,8 @@ def render(readme, sets):
     """`sets`: {folder under --set ("" for the reference set itself): its Tables, or None}."""
     def replace(match):
         name = match.group(1)
-        folder = next((f for prefix, f in SETS.items() if name.startswith(prefix)), "")
+        prefix = max((p for p in SETS if name.startswith(p)), key=len, default=None)
+        folder = SETS.get(prefix, "")  # the longest prefix: memcpy-nt-node before memcpy-nt
         source = sets.get(folder)
         if source is None:
             sys.exit(f"README block {name} needs results/paper/{folder}/tables: run make paper")
@@ -783,9 +822,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     readme = Path(args.readme).read_text()
     root = Path(args.set)
-    sets = {folder: Tables(root / folder) if (root / folder / "tables" / "summary.csv").exists()
+    sets = {folder: tables_at(root / folder) if (root / folder / "tables" / "summary.csv").exists()
             else None for folder in SETS.values()}
-    updated = render(readme, {"": Tables(root), **sets})
+    updated = render(readme, {"": tables_at(root), **sets})
     if args.check:
         if updated != readme:
             stale = [name for name in BLOCKS if f"generated: {name}" in readme

@@ -87,6 +87,8 @@ BAD = [
     ({"benchmarks.toy": {"module": "peak", "environments": ["glibc"],
                          "grid": {"n": [64, "a/b"]}}},
      "benchmarks.toy.grid.n[1]", "not valid under any"),
+    ({"more_reps": {"copy/numpy/glibcc/cpu/random": 5}}, "more_reps", "glibcc"),
+    ({"more_reps": {"copy/numpy/glibc/cpu/random": 0}}, "more_reps", "minimum"),
 ]
 
 

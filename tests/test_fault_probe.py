@@ -20,17 +20,23 @@ def faults_of(step):
 
 def test_one_case_per_page_kind_and_size():
     probe = Benchmark({"sizes": [5 * MIB, 40 * MIB]}, "cpu", 0)
-    kinds = (["4k", "2m", "copy4k", "copy2m", "warm"] if thp_mode() in ("madvise", "always")
-             else ["4k", "copy4k", "warm"])
+    kinds = (["4k", "2m", "copy4k", "copy2m", "warm4k", "warm2m"]
+             if thp_mode() in ("madvise", "always") else ["4k", "copy4k", "warm4k"])
     assert probe.cases() == [f"{k}-{s}" for k in kinds for s in (5 * MIB, 40 * MIB)]
     assert probe.info("4k-41943040")["bytes"] == 40 * MIB
-    assert probe.info("copy4k-41943040")["page"] == "copy4k"
 
 
 def test_a_copy_into_fresh_pages_faults_each_and_one_into_warm_pages_none():
     probe = Benchmark({"sizes": [8 * MIB]}, "cpu", 0)
     assert faults_of(probe.setup(f"copy4k-{8 * MIB}")) == pytest.approx(2048, abs=16)
-    assert faults_of(probe.setup(f"warm-{8 * MIB}")) <= 16
+    assert faults_of(probe.setup(f"warm4k-{8 * MIB}")) <= 16
+
+
+@pytest.mark.skipif(thp_mode() not in ("madvise", "always"), reason="the kernel gives no THP")
+def test_a_copy_into_fresh_huge_pages_faults_once_per_2mib_and_warm_huge_pages_not_at_all():
+    probe = Benchmark({"sizes": [5 * MIB]}, "cpu", 0)
+    assert 3 <= faults_of(probe.setup(f"copy2m-{5 * MIB}")) <= 3 + 16
+    assert faults_of(probe.setup(f"warm2m-{5 * MIB}")) <= 16
 
 
 def test_small_pages_fault_once_each():

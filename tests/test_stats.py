@@ -97,7 +97,7 @@ def test_summary_calls_the_real_difference_only_and_reports_the_noise_floor():
         "fast", "ratio_high"]
     assert summary.loc["same", "verdict"] == "no effect"  # 2%: inside the band
     assert summary.loc["noisy", "verdict"] == "inconclusive"
-    assert summary.loc["base", "ratio"] == 1.0 and summary.loc["base", "verdict"] == "no effect"
+    assert summary.loc["base", "ratio"] == 1.0 and summary.loc["base", "verdict"] == "reference"
     assert (summary["processes"] == 5).all() and (summary["n"] == 100).all()
     assert summary.loc["noisy", "process_cv"] > 5 * summary.loc["base", "process_cv"]
     # the twin is the baseline measured again: its ratio is the noise floor, at least 5%
@@ -115,11 +115,27 @@ def test_an_a_a_pair_that_strays_from_1_widens_the_band_no_effect_may_hide_in():
     assert stats.verdict(0.85, 1.1, 0.2) == "no effect"
 
 
+def test_a_noisy_a_a_pair_makes_an_effect_harder_to_call_and_no_effect_no_easier():
+    # band 15% from the A/A pair, threshold 5%
+    assert stats.verdict(0.80, 0.85, 0.15, 0.05) == "faster"
+    assert stats.verdict(0.88, 0.92, 0.15, 0.05) == "inconclusive"  # beyond 5%, within 15%
+    assert stats.verdict(0.90, 1.10, 0.15, 0.05) == "inconclusive"  # not within 5%
+    assert stats.verdict(0.97, 1.03, 0.15, 0.05) == "no effect"
+    assert stats.verdict(0.8, 1.3, 0.05) == "inconclusive"  # crosses both edges
+    assert stats.verdict(float("nan"), float("nan"), 0.05) == "inconclusive"
+    # a ratio between the regions, or no ratio, can never be settled
+    assert stats.processes_to_resolve(0.9, 0.85, 0.95, 0.15, 5, 0.05) is None
+    assert stats.processes_to_resolve(float("nan"), 0.8, 1.1, 0.05, 5) is None
+    assert stats.processes_to_resolve(0.99, 0.9, 1.1, 0.05, 5) > 5
+
+
 def test_only_resolved_verdicts_that_differ_contradict():
     assert stats.contradicts("faster", "no effect") and stats.contradicts("faster", "slower")
     assert not stats.contradicts("faster", "inconclusive")
     assert not stats.contradicts("inconclusive", "no effect")
     assert not stats.contradicts("slower", "slower")
+    assert not stats.contradicts("no effect measured", "faster")  # the earlier rule's label
+    assert not stats.contradicts(float("nan"), "faster")
 
 
 def test_two_runs_of_one_distribution_never_contradict_where_the_effect_sits_on_the_edge():

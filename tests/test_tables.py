@@ -44,7 +44,7 @@ def test_a_fault_costs_what_the_probe_measured_at_that_size():
 def test_a_fault_inside_a_copy_costs_the_fresh_copy_less_the_warm_one_per_fault():
     # 64 MiB: touch 1 ms / 1000 faults (1 us); copy into fresh pages 9 ms, into warm 5 ms,
     # 1000 faults: 4 us per fault inside a copy
-    faults = pd.DataFrame({"host": "h", "case": ["4k-64", "copy4k-64", "warm-64"],
+    faults = pd.DataFrame({"host": "h", "case": ["4k-64", "copy4k-64", "warm4k-64"],
                            "bytes": 64 * MIB, "seconds": [1e-3, 9e-3, 5e-3],
                            "minor_faults": [1000, 1000, 0]})
     copy = pd.DataFrame({"host": "h", "device": "cpu", "limit_gbps": 10.0,
@@ -55,6 +55,24 @@ def test_a_fault_inside_a_copy_costs_the_fresh_copy_less_the_warm_one_per_fault(
     limit = 64 * MIB / 10e9
     assert model["predicted_in_copy_seconds"].tolist() == pytest.approx([limit + 16384 * 4e-6])
     assert model["predicted_seconds"].tolist() == pytest.approx([limit + 16384 * 1e-6])
+
+
+def test_a_huge_page_fault_inside_a_copy_is_taken_against_a_warm_copy_on_huge_pages():
+    # 64 MiB: copy into fresh huge pages 8 ms, into warm huge pages 4 ms, 32 faults:
+    # 125 us each; the warm copy on 4 KiB pages (6 ms) is not the one subtracted
+    faults = pd.DataFrame({"host": "h", "bytes": 64 * MIB,
+                           "case": ["4k-64", "2m-64", "copy2m-64", "warm2m-64", "warm4k-64"],
+                           "seconds": [1e-3, 3.2e-3, 8e-3, 4e-3, 6e-3],
+                           "minor_faults": [1000, 32, 32, 0, 0]})
+    copy = pd.DataFrame({"host": "h", "device": "cpu", "limit_gbps": 10.0,
+                         "bytes": [64 * MIB, 64 * MIB], "minor_faults": [32, 16384]})
+    model = fault_model(copy, faults)
+    assert model["fault_cost_2m_in_copy"].tolist() == pytest.approx([125e-6] * 2)
+    limit = 64 * MIB / 10e9
+    # the huge-page call is predicted with the cost inside a copy; the 4 KiB one has no
+    # copy4k probe, so no prediction
+    assert model["predicted_in_copy_seconds"].iloc[0] == pytest.approx(limit + 32 * 125e-6)
+    assert pd.isna(model["predicted_in_copy_seconds"].iloc[1])
 
 
 def test_without_a_fault_probe_there_is_no_model():

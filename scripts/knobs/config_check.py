@@ -57,6 +57,22 @@ def check_references(config, available_bytes=None):
         check_hourglass(config)
     for name in config.get("benchmarks", {}):
         check_benchmark(config, name)
+    check_more_reps(config)
+
+
+def check_more_reps(config):
+    """Every configuration `more_reps` names is one the config measures."""
+    from knobs import experiments
+
+    if not config.get("more_reps"):
+        return
+    known = {f"{name}/{c.path}" for name, x in experiments.experiments(
+        {**config, "more_reps": {}}).items() for c in x.configurations}
+    unknown = sorted(set(config["more_reps"]) - known)
+    if unknown:
+        raise ConfigError(f"config error: more_reps: {', '.join(map(repr, unknown))} is not a "
+                          "configuration this config measures (`<experiment>/<its folder under "
+                          "results/runs>`, e.g. copy/torch/glibc/cpu/random)")
 
 
 def check_environments(config):

@@ -332,13 +332,6 @@ def launch_env(name, spec, threads=None, pass_env=(), base=None):
     return env
 
 
-def mapped_files():
-    """Files mapped into this process, from /proc/self/maps."""
-    with open("/proc/self/maps") as maps:
-        return {line.split(None, 5)[5].strip() for line in maps
-                if len(line.split(None, 5)) == 6 and line.split(None, 5)[5].startswith("/")}
-
-
 def _spec(environ):
     if SPEC_VARIABLE not in environ:
         raise KnobNotApplied(
@@ -361,7 +354,8 @@ def prove(expected=None, environ=None, maps=None):
     name = spec["name"]
     if expected is not None and name != expected:
         raise KnobNotApplied(f"launched in environment '{name}' but labelled '{expected}'")
-    real_maps = {os.path.realpath(path) for path in (mapped_files() if maps is None else maps)}
+    maps = machine.mapped_files() if maps is None else maps
+    real_maps = {os.path.realpath(path) for path in maps}
     preloads = [k for k in knobs if k.kind == "preload"]
     if not preloads and environ.get("LD_PRELOAD"):
         raise KnobNotApplied(
@@ -414,7 +408,7 @@ def recorded_environment(environ=None):
 
 def allocator_libraries(maps=None):
     """Allocator libraries mapped in this process (their real paths name their versions)."""
-    maps = mapped_files() if maps is None else maps
+    maps = machine.mapped_files() if maps is None else maps
     return sorted(path for path in maps
                   if any(stem in os.path.basename(path)
                          for stem in ("libtcmalloc", "libjemalloc", "libc.so", "libc-")))

@@ -16,7 +16,7 @@ import json
 import math
 import random
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from knobs import frameworks
@@ -225,6 +225,11 @@ def experiments(config):
         found["peak"] = _peak(config)
     for name in config.get("benchmarks", {}):
         found[name] = _user(config, name)
+    more = config.get("more_reps", {})
+    for experiment in found.values():  # more processes for some (scripts/resolve.py)
+        experiment.configurations = [
+            replace(c, reps=max(c.reps, more.get(f"{experiment.name}/{c.path}", 0)))
+            for c in experiment.configurations]
     skipped = set(config.get("not_measured", []))
     for experiment in found.values():
         experiment.configurations = [c for c in experiment.configurations

@@ -109,12 +109,17 @@ def gpus():
             for line in out.splitlines() if line.strip()]
 
 
+def mapped_files():
+    """Files mapped into this process, from /proc/self/maps."""
+    with open("/proc/self/maps") as maps:
+        return {line.split(None, 5)[5].strip() for line in maps
+                if len(line.split(None, 5)) == 6 and line.split(None, 5)[5].startswith("/")}
+
+
 def glibc_loader():
     """The dynamic loader this process was started by (from its own mappings), or None."""
     try:
-        with open("/proc/self/maps") as maps:
-            paths = {line.split(None, 5)[5].strip() for line in maps
-                     if len(line.split(None, 5)) == 6}
+        paths = mapped_files()
     except OSError:
         return None
     return next((p for p in sorted(paths) if os.path.basename(p).startswith(

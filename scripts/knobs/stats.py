@@ -15,8 +15,8 @@ import pandas as pd
 RESAMPLES = 2000
 LEVEL = 0.95
 # Resolved verdicts say where the whole interval lies; `inconclusive` is an interval that
-# crosses an edge of the band (more processes would tell).
-VERDICTS = ("faster", "slower", "no effect", "inconclusive")
+# crosses an edge (more processes may tell); `reference` is the baseline against itself.
+VERDICTS = ("faster", "slower", "no effect", "inconclusive", "reference")
 
 
 def _padded(processes):
@@ -113,47 +113,64 @@ def band(noise, threshold):
     return max(threshold, ratio - 1, 1 / ratio - 1 if ratio > 0 else np.inf)
 
 
-def verdict(low, high, width):
-    """A ratio of times (this / reference) with its interval, against the band 1 / (1 + width)
-    to 1 + width: `faster` when the whole interval lies below the band, `slower` when above,
-    `no effect` when inside it (an equivalence test), else `inconclusive`. Two runs can then
-    disagree without contradicting each other only through `inconclusive`: a verdict at the
-    band's edge is not forced to one side by chance."""
-    if high < 1 / (1 + width):
+def _regions(width, threshold):
+    """(verdict, low edge, high edge) on the ratio's axis: an effect beyond the band (the
+    threshold widened by the A/A pair, `width`), no effect within the threshold alone. A noisy
+    A/A pair makes an effect harder to call and never makes `no effect` easier."""
+    threshold = width if threshold is None else min(threshold, width)
+    return [("faster", 0, 1 / (1 + width)), ("no effect", 1 / (1 + threshold), 1 + threshold),
+            ("slower", 1 + width, np.inf)]
+
+
+def verdict(low, high, width, threshold=None):
+    """A ratio of times (this / reference) with its interval: `faster` when the whole interval
+    lies below 1 / (1 + width), `slower` when above 1 + width, `no effect` when inside
+    1 / (1 + threshold) to 1 + threshold (an equivalence test; the threshold is `width` where
+    not given), else `inconclusive`. Two runs can then disagree without contradicting each
+    other through `inconclusive`: a verdict at an edge is not forced to one side by chance."""
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return "inconclusive"
+    (_, _, fast), (_, bottom, top), (_, slow, _) = _regions(width, threshold)
+    if high < fast:
         return "faster"
-    if low > 1 + width:
+    if low > slow:
         return "slower"
-    if low >= 1 / (1 + width) and high <= 1 + width:
+    if low >= bottom and high <= top:
         return "no effect"
     return "inconclusive"
 
 
-# `no effect measured`: the earlier two-way rule's name for every interval not wholly outside
-# the band, resolved or not; a set built by that rule is read as unresolved there.
-UNRESOLVED = ("inconclusive", "no effect measured")
+RESOLVED = ("faster", "slower", "no effect")
 
 
 def contradicts(one, other):
     """Whether two verdicts on the same ratio cannot both be right: both resolved and
-    different (an unresolved verdict contradicts nothing)."""
-    return one not in UNRESOLVED and other not in UNRESOLVED and one != other
+    different (`inconclusive` contradicts nothing; nor does `no effect measured`, the earlier
+    two-way rule's name for every interval not wholly outside the band)."""
+    return one in RESOLVED and other in RESOLVED and one != other
 
 
 MANY = 100_000
 POWER = (1.96 + 0.84) / 1.96  # z of the 95% interval plus z of an 80% chance, over the first
 
 
-def processes_to_resolve(ratio, low, high, width, processes):
-    """About how many processes would take an inconclusive interval off the band's edges with
-    a chance of 80%, if the ratio stays where it is and the interval narrows as
-    1 / sqrt(processes) (on the log scale): for each edge the interval crosses, the ratio's
-    distance to the edge against the interval's reach on that side, the reach widened by
-    POWER for the chance. 0 where resolved; None where the ratio sits so near an edge that no
-    practical number of processes (over MANY) would do."""
-    if verdict(low, high, width) != "inconclusive":
+def processes_to_resolve(ratio, low, high, width, processes, threshold=None):
+    """About how many processes would settle an inconclusive verdict with a chance of 80%, if
+    the ratio stays where it is and the interval narrows as 1 / sqrt(processes) (on the log
+    scale): for each edge the interval crosses, the ratio's distance to the edge against the
+    interval's reach on that side, the reach widened by POWER for the chance. 0 where
+    resolved; None where no number would do: a ratio between the regions (beyond the
+    threshold but within the A/A-widened band), on an edge, or needing over MANY processes."""
+    if not all(np.isfinite([ratio, low, high])) or ratio <= 0 or low <= 0:
+        return None
+    if verdict(low, high, width, threshold) != "inconclusive":
         return 0
+    regions = _regions(width, threshold)
+    if not any(bottom < ratio < top for _, bottom, top in regions):
+        return None
     centre, needed = np.log(ratio), [processes]
-    for edge in np.log([1 / (1 + width), 1 + width]):
+    edges = {edge for _, bottom, top in regions for edge in (bottom, top) if 0 < edge < np.inf}
+    for edge in np.log(sorted(edges)):
         if np.log(low) < edge < np.log(high):
             room = abs(edge - centre)
             reach = POWER * (np.log(high) - centre if edge > centre else centre - np.log(low))
@@ -208,8 +225,10 @@ def summarize(table, keys, baseline, twin_suffix=".twin", threshold=0.05, cv_thr
             ratio = ratio_interval(by_rep, groups[key_of(reference)], strata=strata)
             noise = (ratio_interval(groups[key_of(twin)], groups[key_of(reference)],
                                     strata=strata) if twin and key_of(twin) in groups else None)
-            width = band(noise, threshold)
-            call = verdict(ratio[1], ratio[2], width) if key_of(reference) != name else "no effect"
+            # the A/A pair itself is judged by the threshold: its own ratio sets the band
+            width = threshold if twin and key_of(twin) == name else band(noise, threshold)
+            call = (verdict(ratio[1], ratio[2], width, threshold) if key_of(reference) != name
+                    else "reference")
             row.update(baseline="/".join(f"{k}={v}" for k, v in baseline.items()),
                        ratio=ratio[0], ratio_low=ratio[1], ratio_high=ratio[2],
                        speedup=1 / ratio[0], speedup_low=1 / ratio[2], speedup_high=1 / ratio[1],

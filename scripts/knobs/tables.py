@@ -150,7 +150,7 @@ def fault_costs(faults_table):
     """Seconds per fault per host, page kind and region size (`bytes`): for "4k" and "2m" (a
     page touched), the median over the fault probe's samples of time / faults; for "copy4k" and
     "copy2m" (pages faulted in by a copy), the median copy into fresh pages less the median
-    copy into pages faulted in before (`warm`), per fault."""
+    copy into pages of the same kind faulted in before (`warm4k`, `warm2m`), per fault."""
     ok = faults_table[faults_table["seconds"].notna()]
     page = ok["case"].astype(str).str.split("-").str[0].rename("page")
     keys = [ok["host"], page, ok["bytes"]]
@@ -159,9 +159,10 @@ def fault_costs(faults_table):
     costs = per_fault.groupby([k[touched.index] for k in keys]).median().rename("cost")
     medians = ok.groupby(keys)[["seconds", "minor_faults"]].median()
     kinds = set(page)
-    for kind in sorted(kinds & {"copy4k", "copy2m"} if "warm" in kinds else set()):
-        fresh, warm = medians.xs(kind, level="page"), medians.xs("warm", level="page")
-        in_copy = ((fresh["seconds"] - warm["seconds"]) / fresh["minor_faults"]).dropna()
+    for kind in sorted(k for k in ("copy4k", "copy2m") if {k, "warm" + k[4:]} <= kinds):
+        fresh, warm = (medians.xs(k, level="page") for k in (kind, "warm" + kind[4:]))
+        in_copy = (fresh["seconds"] - warm["seconds"]) / fresh["minor_faults"]
+        in_copy = in_copy[np.isfinite(in_copy)]
         in_copy.index = pd.MultiIndex.from_tuples(
             [(host, kind, nbytes) for host, nbytes in in_copy.index], names=costs.index.names)
         costs = pd.concat([costs, in_copy.rename("cost")])
@@ -202,9 +203,13 @@ def fault_model(table, faults_table):
     table["predicted_seconds"] = (table["limit_seconds"] + table["fault_seconds"]).where(
         table["device"] == "cpu")
     table["fault_cost_4k_in_copy"], table["fault_cost_2m_in_copy"] = small_in_copy, huge_in_copy
+    if small_in_copy.isna().all() and huge_in_copy.isna().all():
+        return table  # the probe did not copy into fresh pages
+    # each page kind at its cost inside a copy: NaN where faults of a kind were not probed so
+    small_seconds = ((faults - huge) * small_in_copy).where(faults - huge > 0, 0)
+    huge_seconds = (huge * huge_in_copy).where(huge > 0, 0)
     table["predicted_in_copy_seconds"] = (
-        table["limit_seconds"] + (faults - huge) * small_in_copy + huge * huge_in_copy.fillna(0)
-    ).where(table["device"] == "cpu")
+        table["limit_seconds"] + small_seconds + huge_seconds).where(table["device"] == "cpu")
     return table
 
 

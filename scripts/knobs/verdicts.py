@@ -26,7 +26,7 @@ def from_summary(summary, experiment, labels, case):
     found = []
     for _, row in rows.iterrows():
         twin = str(row.get("environment", "")).endswith(TWIN)
-        if row["ratio"] == 1.0 and row["verdict"] == "no effect" and not twin:
+        if row["verdict"] == "reference":
             continue  # the baseline against itself
         found.append({"experiment": experiment, "kind": "A/A" if twin else "vs baseline",
                       "label": _name(row, labels), "configuration": _name(row, labels),
@@ -60,7 +60,8 @@ def hourglass_pairs(steps, summary, comparisons, threshold):
                           "configuration": "/".join((*comparison["configuration"], device)),
                           "reference": "/".join((*comparison["reference"], device)),
                           "case": phase, "ratio": ratio, "ratio_low": low, "ratio_high": high,
-                          "noise_floor": width, "verdict": stats.verdict(low, high, width),
+                          "noise_floor": width,
+                          "verdict": stats.verdict(low, high, width, threshold),
                           "median": float(pd.Series([s for p in mine.values() for s in p]).median()),
                           "processes": len(mine)})
     return found
@@ -98,7 +99,7 @@ def build(summary, tables, settings, comparisons, threshold):
     table = pd.DataFrame(found)
     table["processes_to_resolve"] = [
         stats.processes_to_resolve(r.ratio, r.ratio_low, r.ratio_high, r.noise_floor,
-                                   r.processes) for r in table.itertuples()]
+                                   r.processes, threshold) for r in table.itertuples()]
     table["processes_to_resolve"] = table["processes_to_resolve"].astype("Int64")
     return table.sort_values(["experiment", "kind", "case"], key=lambda c: c.map(order)
                              if c.name == "kind" else c, kind="stable")

@@ -7,8 +7,9 @@ THP mode allows it, touched only over whole 2 MiB-aligned pages.
 A fault taken inside a copy may cost more than one taken alone (the zeroed page and the copied
 data meet in the cache). Cases `copy4k-<bytes>` and `copy2m-<bytes>`: the same fresh regions
 written by a copy of random bytes (`np.copyto`: glibc's memcpy, as the copy step's outputs
-are); case `warm-<bytes>`: the same copy into a region faulted in once, before the clock. Their
-difference per fault is what a fault costs inside a copy (knobs/tables.py, fault_costs).
+are); cases `warm4k-<bytes>` and `warm2m-<bytes>`: the same copy into a region of the same
+page kind faulted in once, before the clock. Their difference per fault is what a fault costs
+inside a copy (knobs/tables.py, fault_costs).
 
 The cost per fault differs with the region's size (measured: a little dearer in larger
 regions; why is not measured), so the copy step's model takes the cost at each call's own size.
@@ -54,7 +55,8 @@ class Benchmark:
 
     def cases(self):
         huge = thp_mode() in ("madvise", "always")
-        kinds = ["4k", "2m", "copy4k", "copy2m", "warm"] if huge else ["4k", "copy4k", "warm"]
+        kinds = (["4k", "2m", "copy4k", "copy2m", "warm4k", "warm2m"] if huge
+                 else ["4k", "copy4k", "warm4k"])
         return [f"{kind}-{size}" for kind in kinds for size in self.sizes]
 
     @staticmethod
@@ -74,8 +76,8 @@ class Benchmark:
 
             return step
         source = self.rng.integers(0, 256, size, dtype=np.uint8)
-        if kind == "warm":
-            _, target = fresh_region(size, huge=False)  # the view keeps the mapping
+        if kind.startswith("warm"):
+            _, target = fresh_region(size, huge)  # the view keeps the mapping
             target[::PAGE] = 1  # faulted in before the clock
             return lambda: np.copyto(target[:size], source)
 
