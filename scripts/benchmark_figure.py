@@ -41,7 +41,7 @@ for ax, ((case, device), rows) in zip(axes[0], panels):
     ax.invert_yaxis()
     ax.set_title(f"case {case} on {device}", fontsize=10)
     ax.set_xlabel(f"time / baseline ({rows['baseline'].iloc[0]})\n95% interval over processes; "
-                  f"grey band: no effect called (+-{floor:.1%}, threshold or A/A)")
+                  f"grey band: what an effect must clear (+-{floor:.1%}, threshold or A/A)")
     ax.set_xlim(right=ax.get_xlim()[1] * 1.25)
 first = table.iloc[0]
 fig.suptitle(f"{name}: {first['cpu']}, {int(first['cores'])} cores; "

@@ -64,7 +64,7 @@ for column, phase in enumerate(["forward", "train"]):
     rows = summary[summary["phase"] == phase]
     floor = rows["noise_floor"].max()
     ax.axvspan(1 / (1 + floor), 1 + floor, color="0.85", zorder=0,
-               label="no effect called inside the band (the threshold, or the A/A pair's ratio)")
+               label="what an effect must clear (the threshold, or the A/A pair's ratio where wider)")
     ax.axvline(1, color="0.3", lw=1)
     if phase == "train":  # (forward's band is labelled through the train panel's legend)
         ax.axvline(0.85, color="0.5", ls=":", lw=1, label="goal: 0.85x")
