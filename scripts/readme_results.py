@@ -606,6 +606,11 @@ def resolve_comparison(t):
             "verdicts contradict the first ones.")
 
 
+def aa_third(t):
+    return comparison_text(t.root / "aa" / "third",
+                           "The second default run against a third, an hour later")
+
+
 def aa_comparison(t):
     return comparison_text(t.root / "aa", "Two default runs of the same code on this machine")
 
@@ -782,7 +787,7 @@ def reference_comparison(t):
 BLOCKS = {"machine": machine_line, "copy-table": copy_table, "fault-costs": fault_costs,
           "noise": noise, "hourglass-table": hourglass_table,
           "hourglass-verdicts": hourglass_sentences, "ruler": ruler, "aa": aa_comparison,
-          "aa-reference": reference_comparison, "resolve": resolve_comparison,
+          "aa-reference": reference_comparison, "resolve": resolve_comparison, "aa-third": aa_third,
           "why-copy": why_copy, "why-hourglass": why_hourglass, "fault-share": fault_share,
           # from the GPU's result set (results/paper/gpu)
           "gpu-machine": gpu_machine, "gpu-copy": gpu_copy, "gpu-hourglass-table": hourglass_table,
