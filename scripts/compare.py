@@ -66,6 +66,26 @@ def compare(before, after, keys, threshold):
     return pd.DataFrame(rows), only_before, only_after
 
 
+WARM = ("warm", "warm4k")  # the fault probe's copy into a warm buffer (named warm before 4 KiB/2 MiB)
+
+
+def machine_copy(before, after, threshold):
+    """{bytes: (ratio, change)} of the fault probe's copy into a warm buffer, run in every round
+    of both sets: how the machine's own copy at each size moved between them; {} where a set
+    has no such probe."""
+    tables = [load(s, "faults") for s in (before, after)]
+    if any(t is None or "case" not in t for t in tables):
+        return {}
+    warm = [t[t["case"].astype(str).str.split("-").str[0].isin(WARM)] for t in tables]
+    moved = {}
+    for number, nbytes in enumerate(sorted(set(warm[0]["bytes"]) & set(warm[1]["bytes"]))):
+        a, b = (stats.processes_of(w[w["bytes"] == nbytes]) for w in warm)
+        ratio, low, high = stats.ratio_interval(b, a, seed=number, paired=False)
+        call = stats.verdict(low, high, threshold)
+        moved[nbytes] = (ratio, "same" if call == "no effect" else call)
+    return moved
+
+
 def machines(table):
     return sorted(table["machine_kind"].dropna().unique()) if "machine_kind" in table else [
         f"{table.iloc[0]['cpu']} (kind not recorded)"]
@@ -146,6 +166,12 @@ def main(argv=None):
                 report.append(f"  ... and {len(left) - 20} more {name}")
         if len(table):
             table["same_kind_of_machine"] = kinds[0] == kinds[1]
+            moved = machine_copy(args.before, args.after, args.threshold)
+            if "bytes" in table and moved:  # a copy of this size: did the machine's copy move?
+                table["machine_copy_ratio"] = table["bytes"].map(
+                    lambda n: moved.get(n, (float("nan"), None))[0])
+                table["machine_copy_change"] = table["bytes"].map(
+                    lambda n: moved.get(n, (None, None))[1])
             table["label"] = table[columns].astype(str).agg(" ".join, axis=1)
             parts.append(table)
     print("\n".join(report))
@@ -161,6 +187,11 @@ def main(argv=None):
           f"{(changed['change'] == 'slower').sum()} slower, "
           f"{(changed['change'] == 'faster').sum()} faster; "
           f"{(comparison['change'] == 'inconclusive').sum()} inconclusive")
+    if len(changed) and comparison.get("machine_copy_change", pd.Series()).notna().any():
+        with_machine = changed[changed["machine_copy_change"] == changed["change"]]
+        print(f"{len(with_machine)} of the {len(changed)} changes are copies at a size where the "
+              "machine's own copy (the fault probe's copy into a warm buffer) changed the same "
+              "way (more likely the machine's doing than the code's)")
     verdicts = compare_verdicts(args.before, args.after)
     if verdicts is not None:
         verdicts.to_csv(os.path.join(args.out, "verdicts.csv"), index=False)

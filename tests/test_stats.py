@@ -255,3 +255,26 @@ def test_compare_puts_both_verdicts_side_by_side_and_names_contradictions(tmp_pa
     table = pd.read_csv(tmp_path / "out" / "verdicts.csv").set_index("label")
     assert table["contradicts"].tolist() == [False, True, False]
     assert {"ratio_low_before", "ratio_high_after"} <= set(table.columns)
+
+
+def test_compare_says_when_a_changed_copy_moved_with_the_machines_own_copy(tmp_path):
+    """The fault probe's copy into a warm buffer runs in every round: where it slowed down at
+    a size between two sets, a copy of that size that slowed down is the machine's doing."""
+    rng = np.random.default_rng(14)
+    sets = []
+    for name, slower in (("before", 1.0), ("after", 2.0)):
+        root = _result_set(tmp_path / name, rng, slower=slower)
+        rows = [dict(experiment="faults", device="cpu", case=f"warm4k-{nbytes}", bytes=nbytes,
+                     rep=rep, sample=i, seconds=s, minor_faults=0, host="h")
+                for nbytes, factor in ((100, 1.0), (200, slower))
+                for rep, samples in enumerate(processes(rng, 0.01 * factor, count=4,
+                                                        between=0.01))
+                for i, s in enumerate(samples)]
+        pd.DataFrame(rows).to_csv(root / "tables" / "faults.csv", index=False)
+        sets.append(root)
+    done = compare(*sets, tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    assert "1 of the 1 changes are copies at a size where the machine's own copy" in done.stdout
+    table = pd.read_csv(tmp_path / "out" / "comparison.csv").set_index("batch")
+    assert table.loc[2, "machine_copy_change"] == "slower"
+    assert table.loc[1, "machine_copy_change"] == "same"
