@@ -567,9 +567,8 @@ def comparison_text(folder, what):
                  + (f"; and {len(listed) - 10} more" if len(listed) > 10 else "") + ")")
     if len(changed) and comparison.get("machine_copy_change", pd.Series()).notna().any():
         with_machine = (changed["machine_copy_change"] == changed["change"]).sum()
-        text += (f"; {with_machine} of these {len(changed)} are copies at a size where the "
-                 "machine's own copy (the fault probe's copy into a warm buffer, every round) "
-                 "changed the same way")
+        text += (f"; of the changed, {with_machine} moved with the machine's own copy of "
+                 "their size (the fault probe's copy into a warm buffer, every round)")
     if (folder / "verdicts.csv").exists():
         verdicts = pd.read_csv(folder / "verdicts.csv")
         if "contradicts" not in verdicts:  # compared before `inconclusive` was a verdict
