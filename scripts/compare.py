@@ -22,6 +22,7 @@ import pandas as pd
 import yaml
 
 from knobs import config_check, experiments, figures, stats
+from knobs.tables import probe_kind
 
 SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "config", "schema.yaml")
 
@@ -46,6 +47,12 @@ def load(result_set, experiment):
     return table[table["seconds"].notna()]
 
 
+def change_of(low, high, threshold):
+    """The verdict rule between two sets: `same` where the summary would say `no effect`."""
+    call = stats.verdict(low, high, threshold)
+    return "same" if call == "no effect" else call
+
+
 def compare(before, after, keys, threshold):
     groups_before = {k: stats.processes_of(g) for k, g in before.groupby(keys)}
     groups_after = {k: stats.processes_of(g) for k, g in after.groupby(keys)}
@@ -54,8 +61,7 @@ def compare(before, after, keys, threshold):
     for number, key in enumerate(common):
         a, b = groups_before[key], groups_after[key]
         ratio, low, high = stats.ratio_interval(b, a, seed=number, paired=False)  # two times
-        call = stats.verdict(low, high, threshold)
-        change = "same" if call == "no effect" else call
+        change = change_of(low, high, threshold)
         rows.append({**dict(zip(keys, key)), "median_before": float(pd.Series(
             [s for p in a.values() for s in p]).median()), "median_after": float(pd.Series(
                 [s for p in b.values() for s in p]).median()), "ratio": ratio, "ratio_low": low,
@@ -76,13 +82,12 @@ def machine_copy(before, after, threshold):
     tables = [load(s, "faults") for s in (before, after)]
     if any(t is None or "case" not in t for t in tables):
         return {}
-    warm = [t[t["case"].astype(str).str.split("-").str[0].isin(WARM)] for t in tables]
+    warm = [t[probe_kind(t).isin(WARM)] for t in tables]
     moved = {}
     for number, nbytes in enumerate(sorted(set(warm[0]["bytes"]) & set(warm[1]["bytes"]))):
         a, b = (stats.processes_of(w[w["bytes"] == nbytes]) for w in warm)
         ratio, low, high = stats.ratio_interval(b, a, seed=number, paired=False)
-        call = stats.verdict(low, high, threshold)
-        moved[nbytes] = (ratio, "same" if call == "no effect" else call)
+        moved[nbytes] = (ratio, change_of(low, high, threshold))
     return moved
 
 
@@ -143,6 +148,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     parts, report = [], []
     keys = {**keys_of(args.after), **keys_of(args.before)}
+    moved = machine_copy(args.before, args.after, args.threshold)  # once, for every copy row
     for experiment, columns in keys.items():
         before, after = load(args.before, experiment), load(args.after, experiment)
         if before is None or after is None:
@@ -166,7 +172,6 @@ def main(argv=None):
                 report.append(f"  ... and {len(left) - 20} more {name}")
         if len(table):
             table["same_kind_of_machine"] = kinds[0] == kinds[1]
-            moved = machine_copy(args.before, args.after, args.threshold)
             if "bytes" in table and moved:  # a copy of this size: did the machine's copy move?
                 table["machine_copy_ratio"] = table["bytes"].map(
                     lambda n: moved.get(n, (float("nan"), None))[0])
@@ -198,7 +203,8 @@ def main(argv=None):
         print(f"knob verdicts: {verdicts['same_verdict'].sum()} of {len(verdicts)} the same in "
               f"both sets, {verdicts['contradicts'].sum()} contradict each other")
         for row in verdicts[~verdicts["same_verdict"]].itertuples():
-            print(f"  {'CONTRADICTS' if row.contradicts else 'differs'}: {row.experiment} {row.kind} {row.label} ({row.case}): "
+            print(f"  {'CONTRADICTS' if row.contradicts else 'differs'}: {row.experiment} "
+                  f"{row.kind} {row.label} ({row.case}): "
                   f"{row.verdict_before} ({row.ratio_before:.3f}) -> {row.verdict_after} "
                   f"({row.ratio_after:.3f})")
 

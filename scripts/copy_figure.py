@@ -18,6 +18,7 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from knobs import figures  # noqa: E402  (beside this script)
+from knobs.tables import copies_as_the_probe  # noqa: E402
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
@@ -173,8 +174,7 @@ for (framework, environment), part in model.groupby(["framework", "environment"]
                edgecolors="black" if part["faults"].gt(0).any() else "none")
 # Where the fault probe also copied into fresh pages: the same faults at what a fault costs
 # inside a copy, for the environments that copy as the probe does (glibc's default store path).
-default_path = {e for e, spec in snakemake.config["environments"].items()
-                if "GLIBC_TUNABLES" not in (spec or {}).get("env", {})}
+default_path = copies_as_the_probe(snakemake.config["environments"])
 moved = model[model["in_copy"].notna() & (model["faults"] > 0)
               & model["environment"].str.removesuffix(TWIN).isin(default_path)]
 for row in moved.itertuples():

@@ -167,8 +167,7 @@ def memcpy_nt_fault_in_copy(t):
     points = model_points(t) if t.faults is not None else pd.DataFrame()
     if "in_copy" not in points:
         return "Not measured in this result set (its fault probe has no copy cases)."
-    default_path = [e for e, spec in t.config["environments"].items()
-                    if "GLIBC_TUNABLES" not in (spec or {}).get("env", {})]
+    default_path = tidy_tables.copies_as_the_probe(t.config["environments"])
     environment = points.index.get_level_values("environment").str.replace(".twin", "")
     faulting = points[(points["faults"] > 0) & environment.isin(default_path)]
     return fault_in_copy(t, faulting)

@@ -146,13 +146,25 @@ HUGE_PAGE = 2 << 20
 SMALL_PAGE = 4096
 
 
+def probe_kind(faults_table):
+    """Each fault-probe row's kind: `4k`, `2m`, `copy4k`, `warm4k`, ... (its case less its size)."""
+    return faults_table["case"].astype(str).str.split("-").str[0].rename("page")
+
+
+def copies_as_the_probe(environments):
+    """The environments whose copies take glibc's default store path, as the fault probe's
+    copies do (no GLIBC_TUNABLES): where its cost of a fault inside a copy applies."""
+    return {name for name, spec in environments.items()
+            if "GLIBC_TUNABLES" not in (spec or {}).get("env", {})}
+
+
 def fault_costs(faults_table):
     """Seconds per fault per host, page kind and region size (`bytes`): for "4k" and "2m" (a
     page touched), the median over the fault probe's samples of time / faults; for "copy4k" and
     "copy2m" (pages faulted in by a copy), the median copy into fresh pages less the median
     copy into pages of the same kind faulted in before (`warm4k`, `warm2m`), per fault."""
     ok = faults_table[faults_table["seconds"].notna()]
-    page = ok["case"].astype(str).str.split("-").str[0].rename("page")
+    page = probe_kind(ok)
     keys = [ok["host"], page, ok["bytes"]]
     touched = ok[page.isin(["4k", "2m"]) & (ok["minor_faults"] > 0)]
     per_fault = touched["seconds"] / touched["minor_faults"]

@@ -79,7 +79,8 @@ class Benchmark:
         if kind.startswith("warm"):
             _, target = fresh_region(size, huge)  # the view keeps the mapping
             target[::PAGE] = 1  # faulted in before the clock
-            return lambda: np.copyto(target[:size], source)
+            target = target[:size]
+            return lambda: np.copyto(target, source)
 
         def step():
             region, pages = fresh_region(size, huge)
