@@ -12,6 +12,12 @@ configuration); writes `comparison.csv` and `comparison.png` under --out, and sa
 machines are compared, whether they are of one kind, and what was left out because only one
 set has it; where both sets have verdicts, `verdicts.csv` puts each knob's verdict in both
 side by side and says where they contradict each other (both resolved, and different).
+
+A copy is also compared beyond the machine: against the median ratio of the other copies of
+its size, device, page kind (faults per call) and store path, the same work in other
+frameworks and allocators (`change_beyond_machine`). Two runs of the same code are judged by
+that, since on a VM the cache a process gets moves between hours for every copy of one size
+at once; two machines or two versions of a framework by `change`, which keeps that in.
 """
 
 import argparse
@@ -22,19 +28,23 @@ import pandas as pd
 import yaml
 
 from knobs import config_check, experiments, figures, stats
-from knobs.tables import probe_kind
+from knobs.experiments import TWIN
+from knobs.tables import copies_as_the_probe
 
 SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "config", "schema.yaml")
 
 
-def keys_of(result_set):
-    """{experiment: the table columns that name one measured thing} of a result set."""
+def config_of(result_set):
     path = os.path.join(result_set, "config_used.yaml")
     if not os.path.exists(path):
         sys.exit(f"compare: {path} is missing: a result set is a folder the workflow wrote "
                  "(tables/ and config_used.yaml)")
     with open(path) as handle:
-        config = config_check.fill_defaults(yaml.safe_load(handle), SCHEMA)
+        return config_check.fill_defaults(yaml.safe_load(handle), SCHEMA)
+
+
+def keys_of(config):
+    """{experiment: the table columns that name one measured thing} of a result set."""
     return {name: x.keys() for name, x in experiments.experiments(config).items()
             if not x.reference}
 
@@ -53,42 +63,74 @@ def change_of(low, high, threshold):
     return "same" if call == "no effect" else call
 
 
+def faults_per_call(table, keys):
+    """{configuration: median minor faults per timed call} (empty where not recorded)."""
+    if "minor_faults" not in table:
+        return {}
+    return table.groupby(keys)["minor_faults"].median().to_dict()
+
+
 def compare(before, after, keys, threshold):
+    """One row per configuration both sets measured: the ratio of medians (after / before)
+    with its interval and change, and the median minor faults per call in each."""
     groups_before = {k: stats.processes_of(g) for k, g in before.groupby(keys)}
     groups_after = {k: stats.processes_of(g) for k, g in after.groupby(keys)}
+    faults = (faults_per_call(before, keys), faults_per_call(after, keys))
     common = sorted(set(groups_before) & set(groups_after), key=str)
     rows = []
     for number, key in enumerate(common):
         a, b = groups_before[key], groups_after[key]
         ratio, low, high = stats.ratio_interval(b, a, seed=number, paired=False)  # two times
         change = change_of(low, high, threshold)
-        rows.append({**dict(zip(keys, key)), "median_before": float(pd.Series(
+        row = {**dict(zip(keys, key)), "median_before": float(pd.Series(
             [s for p in a.values() for s in p]).median()), "median_after": float(pd.Series(
                 [s for p in b.values() for s in p]).median()), "ratio": ratio, "ratio_low": low,
             "ratio_high": high, "change": change, "processes_before": len(a),
-            "processes_after": len(b)})
+            "processes_after": len(b), "faults_before": faults[0].get(key),
+            "faults_after": faults[1].get(key)}
+        rows.append(row)
     only_before = sorted(set(groups_before) - set(groups_after), key=str)
     only_after = sorted(set(groups_after) - set(groups_before), key=str)
     return pd.DataFrame(rows), only_before, only_after
 
 
-WARM = ("warm", "warm4k")  # the fault probe's copy into a warm buffer (named warm before 4 KiB/2 MiB)
+MIN_OTHERS = 4  # copies of the same kind that must share a size before their move is the machine's
 
 
-def machine_copy(before, after, threshold):
-    """{bytes: (ratio, change)} of the fault probe's copy into a warm buffer, run in every round
-    of both sets: how the machine's own copy at each size moved between them; {} where a set
-    has no such probe."""
-    tables = [load(s, "faults") for s in (before, after)]
-    if any(t is None or "case" not in t for t in tables):
-        return {}
-    warm = [t[probe_kind(t).isin(WARM)] for t in tables]
-    moved = {}
-    for number, nbytes in enumerate(sorted(set(warm[0]["bytes"]) & set(warm[1]["bytes"]))):
-        a, b = (stats.processes_of(w[w["bytes"] == nbytes]) for w in warm)
-        ratio, low, high = stats.ratio_interval(b, a, seed=number, paired=False)
-        moved[nbytes] = (ratio, change_of(low, high, threshold))
-    return moved
+def page_kind(faults, nbytes):
+    """How a copy meets its output's pages, from its minor faults per call: `warm` (none
+    faulted), `4k` (about one fault per 4 KiB page) or `2m` (fewer: huge pages)."""
+    return "warm" if faults < 1 else "4k" if faults * 4096 >= nbytes / 2 else "2m"
+
+
+def beyond_machine(table, threshold, same_store_path):
+    """Each copy's ratio against the median ratio of the other copies of its size, device,
+    page kind and store path (`same_store_path`: the environments that keep glibc's; each
+    other environment is its own kind): what moved beyond what every copy of that work moved
+    between the two sets, which on one machine is the machine's doing (the share of the cache
+    a VM gets moves between hours). The other copies' median is taken as known: with
+    MIN_OTHERS or more it moves far less than one configuration's ratio."""
+    table = table.copy()
+    kinds = [{page_kind(f, n) if pd.notna(f) else None for f in faults}
+             for *faults, n in zip(table["faults_before"], table["faults_after"], table["bytes"])]
+    kinds = [k.pop() if len(k) == 1 else None for k in kinds]  # one kind in both sets, or none
+    environment = table["environment"].astype(str).str.removesuffix(TWIN)
+    path = environment.where(~environment.isin(same_store_path), "glibc's store path")
+    work = pd.Series(list(zip(table["device"], table["bytes"], kinds, path)), index=table.index)
+    ratios = pd.Series(index=table.index, dtype=float)
+    for key, rows in work.groupby(work).groups.items():
+        if key[2] is None or len(rows) <= MIN_OTHERS:
+            continue
+        for row in rows:
+            ratios[row] = table.loc[rows.drop(row), "ratio"].median()
+    table["machine_ratio"] = ratios
+    for column in ("ratio", "ratio_low", "ratio_high"):
+        table[column.replace("ratio", "ratio_beyond_machine")] = table[column] / ratios
+    table["change_beyond_machine"] = [
+        change_of(low, high, threshold) if pd.notna(m) else change for low, high, m, change in
+        zip(table["ratio_beyond_machine_low"], table["ratio_beyond_machine_high"], ratios,
+            table["change"])]
+    return table
 
 
 def machines(table):
@@ -96,8 +138,21 @@ def machines(table):
         f"{table.iloc[0]['cpu']} (kind not recorded)"]
 
 
-def compare_verdicts(before, after):
-    """Each knob verdict of both sets, side by side (kind, label, configuration, case)."""
+def faults_by_case(result_set, cases):
+    """{(experiment, configuration, case): median minor faults per timed call} of a set
+    (`cases`: {experiment: its case column}): whether two sets did the same work."""
+    found = {}
+    for experiment, case in cases.items():
+        table = load(result_set, experiment)
+        if table is not None and "minor_faults" in table and case in table:
+            medians = table.groupby(["configuration", table[case].astype(str)])["minor_faults"]
+            found.update({(experiment, *key): value for key, value in medians.median().items()})
+    return found
+
+
+def compare_verdicts(before, after, cases):
+    """Each knob verdict of both sets, side by side (kind, label, configuration, case), with
+    the configuration's minor faults per call in each set."""
     paths = [os.path.join(s, "tables", "verdicts.csv") for s in (before, after)]
     if not all(os.path.exists(p) for p in paths):
         return None
@@ -109,8 +164,23 @@ def compare_verdicts(before, after):
     joined["contradicts"] = [stats.contradicts(a, b) for a, b in
                              zip(joined["verdict_before"], joined["verdict_after"])]
     columns = ("ratio", "ratio_low", "ratio_high", "noise_floor", "verdict")
+    for side, result_set in (("before", before), ("after", after)):
+        found = faults_by_case(result_set, cases)
+        joined[f"faults_{side}"] = [found.get(key) for key in zip(
+            joined["experiment"], joined["configuration"], joined["case"])]
     return joined[keys + [f"{c}_{s}" for c in columns for s in ("before", "after")
-                          if f"{c}_{s}" in joined] + ["same_verdict", "contradicts"]]
+                          if f"{c}_{s}" in joined] + ["same_verdict", "contradicts",
+                                                      "faults_before", "faults_after"]]
+
+
+def faults_moved(row):
+    """' (faults per call: a -> b)' where the configuration faulted differently in the two
+    sets: they did different work, whatever the clock says."""
+    before, after = row["faults_before"], row["faults_after"]
+    if pd.isna(before) or pd.isna(after) or max(before + 1, after + 1) < 1.25 * min(
+            before + 1, after + 1):  # the same within a quarter (+1: a change from none counts)
+        return ""
+    return f" (faults per call: {before:g} -> {after:g})"
 
 
 def plot(comparison, path, title):
@@ -127,11 +197,17 @@ def plot(comparison, path, title):
         ax.errorbar(row["ratio"], y, xerr=[[row["ratio"] - row["ratio_low"]],
                                           [row["ratio_high"] - row["ratio"]]],
                     fmt="o", ms=3, capsize=2, color=colours[y])
+        if pd.notna(row.get("machine_ratio")):
+            ax.plot(row["machine_ratio"], y, "x", ms=4, color="0.2")
     ax.axvline(1, color="0.3", lw=1)
-    ax.set_yticks(range(len(comparison)), comparison["label"], fontsize=6)
+    labels = [label + ("" if beyond == change else f" ({beyond} beyond the machine)")
+              for label, change, beyond in zip(comparison["label"], comparison["change"],
+                                                comparison["change_beyond_machine"])]
+    ax.set_yticks(range(len(comparison)), labels, fontsize=6)
     ax.set_xscale("log")
     ax.set_xlabel("time after / time before (ratio of medians, 95% interval over processes;\n"
-                  "red slower, blue faster, grey the same, orange inconclusive)")
+                  "red slower, blue faster, grey the same, orange inconclusive;\n"
+                  "x: the median of the other copies of the same size and kind: the machine's move)")
     ax.set_ylim(-1, len(comparison))
     ax.set_title(title, fontsize=9)
     fig.tight_layout()
@@ -147,8 +223,10 @@ def main(argv=None):
                         help="smallest relative change called one (default 5%%)")
     args = parser.parse_args(argv)
     parts, report = [], []
-    keys = {**keys_of(args.after), **keys_of(args.before)}
-    moved = machine_copy(args.before, args.after, args.threshold)  # once, for every copy row
+    configs = [config_of(s) for s in (args.before, args.after)]
+    keys = {**keys_of(configs[1]), **keys_of(configs[0])}
+    same_store_path = set.intersection(*(copies_as_the_probe(c["environments"])
+                                         for c in configs))
     for experiment, columns in keys.items():
         before, after = load(args.before, experiment), load(args.after, experiment)
         if before is None or after is None:
@@ -172,41 +250,45 @@ def main(argv=None):
                 report.append(f"  ... and {len(left) - 20} more {name}")
         if len(table):
             table["same_kind_of_machine"] = kinds[0] == kinds[1]
-            if "bytes" in table and moved:  # a copy of this size: did the machine's copy move?
-                table["machine_copy_ratio"] = table["bytes"].map(
-                    lambda n: moved.get(n, (float("nan"), None))[0])
-                table["machine_copy_change"] = table["bytes"].map(
-                    lambda n: moved.get(n, (None, None))[1])
+            if "bytes" in table:
+                table = beyond_machine(table, args.threshold, same_store_path)
             table["label"] = table[columns].astype(str).agg(" ".join, axis=1)
             parts.append(table)
     print("\n".join(report))
     if not parts:
         sys.exit("compare: the two result sets share no configuration; nothing to compare")
     comparison = pd.concat(parts, ignore_index=True)
+    if "change_beyond_machine" not in comparison:
+        comparison["change_beyond_machine"] = None
+    comparison["change_beyond_machine"] = comparison["change_beyond_machine"].fillna(
+        comparison["change"])  # no probe copy of its kind to set aside: the change itself
     os.makedirs(args.out, exist_ok=True)
     comparison.to_csv(os.path.join(args.out, "comparison.csv"), index=False)
     plot(comparison, os.path.join(args.out, "comparison.png"),
          f"{args.after} against {args.before}")
-    changed = comparison[comparison["change"].isin(["faster", "slower"])]
-    print(f"{len(changed)} changes called of {len(comparison)} ({len(changed) / len(comparison):.0%}): "
-          f"{(changed['change'] == 'slower').sum()} slower, "
-          f"{(changed['change'] == 'faster').sum()} faster; "
-          f"{(comparison['change'] == 'inconclusive').sum()} inconclusive")
-    if len(changed) and comparison.get("machine_copy_change", pd.Series()).notna().any():
-        with_machine = changed[changed["machine_copy_change"] == changed["change"]]
-        print(f"{len(with_machine)} of the {len(changed)} changes are copies at a size where the "
-              "machine's own copy (the fault probe's copy into a warm buffer) changed the same "
-              "way (more likely the machine's doing than the code's)")
-    verdicts = compare_verdicts(args.before, args.after)
+    for what, column in (("changes called", "change"),
+                         ("changes beyond the machine", "change_beyond_machine")):
+        calls = comparison[column]
+        changed = calls.isin(["faster", "slower"]).sum()
+        print(f"{what}: {changed} of {len(comparison)} ({changed / len(comparison):.0%}): "
+              f"{(calls == 'slower').sum()} slower, {(calls == 'faster').sum()} faster; "
+              f"{(calls == 'inconclusive').sum()} inconclusive")
+    if "machine_ratio" in comparison:
+        print(f"  (beyond the machine: {comparison['machine_ratio'].notna().sum()} copies set "
+              "against the median move of the other copies of their size, device, page kind "
+              f"and store path, where more than {MIN_OTHERS} share them; every other "
+              "configuration as called)")
+    cases = {name: x.case for c in configs for name, x in experiments.experiments(c).items()}
+    verdicts = compare_verdicts(args.before, args.after, cases)
     if verdicts is not None:
         verdicts.to_csv(os.path.join(args.out, "verdicts.csv"), index=False)
         print(f"knob verdicts: {verdicts['same_verdict'].sum()} of {len(verdicts)} the same in "
               f"both sets, {verdicts['contradicts'].sum()} contradict each other")
-        for row in verdicts[~verdicts["same_verdict"]].itertuples():
-            print(f"  {'CONTRADICTS' if row.contradicts else 'differs'}: {row.experiment} "
-                  f"{row.kind} {row.label} ({row.case}): "
-                  f"{row.verdict_before} ({row.ratio_before:.3f}) -> {row.verdict_after} "
-                  f"({row.ratio_after:.3f})")
+        for _, row in verdicts[~verdicts["same_verdict"]].iterrows():
+            print(f"  {'CONTRADICTS' if row['contradicts'] else 'differs'}: {row['experiment']} "
+                  f"{row['kind']} {row['label']} ({row['case']}): "
+                  f"{row['verdict_before']} ({row['ratio_before']:.3f}) -> "
+                  f"{row['verdict_after']} ({row['ratio_after']:.3f}){faults_moved(row)}")
 
 
 if __name__ == "__main__":

@@ -18,13 +18,13 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from knobs import figures  # noqa: E402  (beside this script)
+from knobs.experiments import TWIN  # noqa: E402  (the baseline measured again: A/A)
 from knobs.tables import copies_as_the_probe  # noqa: E402
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
 GLIBC_MMAP_CEILING = 32 * 2**20  # DEFAULT_MMAP_THRESHOLD_MAX on 64-bit glibc
 PAGE = 4096
-TWIN = ".twin"  # the baseline measured again: the A/A noise floor
 KEYS = ["framework", "device", "environment", "input", "batch"]
 
 table = pd.read_csv(snakemake.input.table, low_memory=False)

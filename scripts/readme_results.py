@@ -23,6 +23,7 @@ import pandas as pd
 from knobs import experiments, figures  # beside this script
 from knobs import tables as tidy_tables
 from knobs.hourglass import SEED_SECONDS
+from compare import faults_moved  # scripts/compare.py, beside this script
 
 REPO = Path(__file__).resolve().parent.parent
 TWIN = experiments.TWIN
@@ -547,6 +548,13 @@ def fault_share(t):
             + "; ".join(parts) + ".")
 
 
+def _listed(rows, column):
+    """ (a: 1.2x, slower; ...) of up to ten changed configurations."""
+    listed = [f"{r['label']}: {r['ratio']:.2f}x, {r[column]}" for _, r in rows.iterrows()]
+    return (" (" + "; ".join(listed[:10])
+            + (f"; and {len(listed) - 10} more" if len(listed) > 10 else "") + ")")
+
+
 def comparison_text(folder, what):
     """What `make compare` found between two runs of the same code (in `folder`)."""
     if not (folder / "comparison.csv").exists():
@@ -561,13 +569,15 @@ def comparison_text(folder, what):
             + f"; the median configuration moved by {moved.median():.1%}, the most by "
             f"{moved.max():.1%}")
     if len(changed):
-        listed = [f"{r.label}: {r.ratio:.2f}x, {r.change}" for r in changed.itertuples()]
-        text += (" (" + "; ".join(listed[:10])
-                 + (f"; and {len(listed) - 10} more" if len(listed) > 10 else "") + ")")
-    if len(changed) and comparison.get("machine_copy_change", pd.Series()).notna().any():
-        with_machine = (changed["machine_copy_change"] == changed["change"]).sum()
-        text += (f"; of the changed, {with_machine} moved with the machine's own copy of "
-                 "their size (the fault probe's copy into a warm buffer, every round)")
+        text += _listed(changed, "change")
+    if "change_beyond_machine" in comparison:  # compared since copies are set against their size
+        beyond = comparison[comparison["change_beyond_machine"].isin(["faster", "slower"])]
+        text += (f"; changed beyond the machine (each of {comparison['machine_ratio'].notna().sum()} "
+                 "copies set against the median move of the other copies of its size and kind), "
+                 f"{len(beyond)} of {len(comparison)} ({len(beyond) / len(comparison):.1%})"
+                 + (": the same ones" if len(beyond) and list(beyond["label"]) == list(
+                     changed["label"]) else _listed(beyond, "change_beyond_machine")
+                    if len(beyond) else ""))
     if (folder / "verdicts.csv").exists():
         verdicts = pd.read_csv(folder / "verdicts.csv")
         if "contradicts" not in verdicts:  # compared before `inconclusive` was a verdict
@@ -583,8 +593,9 @@ def comparison_text(folder, what):
                                       + differ["verdict_after"]) if len(differ) else ""))
         if verdicts["contradicts"].any():
             text += " (contradicting: " + "; ".join(
-                f"{r.label}, {r.case}: {r.verdict_before} -> {r.verdict_after}"
-                for r in verdicts[verdicts["contradicts"]].itertuples()) + ")"
+                f"{r['label']}, {r['case']}: {r['verdict_before']} -> {r['verdict_after']}"
+                + (faults_moved(r) if "faults_before" in r else "")
+                for _, r in verdicts[verdicts["contradicts"]].iterrows()) + ")"
     return text + "."
 
 
@@ -612,6 +623,18 @@ def resolve_comparison(t):
 def aa_third(t):
     return comparison_text(t.root / "aa" / "third",
                            "The second default run against a third, an hour later")
+
+
+def aa_timed(t):
+    """Two default `make run`s back to back, each timed from start to report (run_times.csv)."""
+    folder = t.root / "aa" / "timed"
+    text = comparison_text(folder, "Two default `make run`s of the same code, back to back")
+    if (folder / "run_times.csv").exists():
+        times = pd.read_csv(folder / "run_times.csv")
+        text += (" `make run` took " + " and ".join(
+            f"{int(s // 60)} min {int(s % 60)} s" for s in times["seconds"])
+            + " from its start to the report.")
+    return text
 
 
 def aa_comparison(t):
@@ -791,6 +814,7 @@ BLOCKS = {"machine": machine_line, "copy-table": copy_table, "fault-costs": faul
           "noise": noise, "hourglass-table": hourglass_table,
           "hourglass-verdicts": hourglass_sentences, "ruler": ruler, "aa": aa_comparison,
           "aa-reference": reference_comparison, "resolve": resolve_comparison, "aa-third": aa_third,
+          "aa-timed": aa_timed,
           "why-copy": why_copy, "why-hourglass": why_hourglass, "fault-share": fault_share,
           # from the GPU's result set (results/paper/gpu)
           "gpu-machine": gpu_machine, "gpu-copy": gpu_copy, "gpu-hourglass-table": hourglass_table,

@@ -9,9 +9,8 @@ import numpy as np
 import pandas as pd
 
 from knobs.hourglass import TF_KNOBS, parse_tf_variant, peak_precision, precision_of
+from knobs.experiments import TWIN
 from knobs.machine import gpu_text, kind
-
-TWIN = ".twin"
 
 
 def _scalars(mapping, longest=None):

@@ -12,8 +12,7 @@ rung before), `ablation` and `variation` (against the ladder's last rung), `torc
 import pandas as pd
 
 from knobs import stats
-
-TWIN = ".twin"
+from knobs.experiments import TWIN
 
 
 def _name(row, labels):
