@@ -44,13 +44,16 @@ rerun: setup
 	$(MAKE) --no-print-directory results/report.html
 
 # More processes where the run's verdicts are inconclusive (scripts/resolve.py), at most MOST
-# per configuration, e.g. make resolve MOST=12 (CONFIG: the config the run was made with)
+# per configuration, e.g. make resolve MOST=12 (CONFIG: the config the run was made with;
+# MINUTES: the most minutes of measuring, cheapest verdicts first). The tables are forced:
+# where Snakemake has no record of how they were made (a copied or cloned set), their
+# missing runs alone would not make it rebuild them.
 MOST ?= 12
 CONFIG ?= config/config.yaml
 resolve: setup
 	@test -f results/tables/verdicts.csv || { echo "no results/tables/verdicts.csv: run it first (make run)"; exit 2; }
-	$(VENV)/bin/python scripts/resolve.py results --most $(MOST) > results/more_reps.yaml
-	$(SNAKEMAKE) --cores 1 --configfile $(CONFIG) results/more_reps.yaml
+	$(VENV)/bin/python scripts/resolve.py results --most $(MOST) $(if $(MINUTES),--minutes $(MINUTES)) > results/more_reps.yaml
+	$(SNAKEMAKE) --cores 1 --forcerun table --configfile $(CONFIG) results/more_reps.yaml
 	$(MAKE) --no-print-directory results/report.html
 
 # Rebuild every figure, table and the report of each shipped result set (results/paper: the

@@ -82,13 +82,12 @@ def compare(before, after, keys, threshold):
         a, b = groups_before[key], groups_after[key]
         ratio, low, high = stats.ratio_interval(b, a, seed=number, paired=False)  # two times
         change = change_of(low, high, threshold)
-        row = {**dict(zip(keys, key)), "median_before": float(pd.Series(
+        rows.append({**dict(zip(keys, key)), "median_before": float(pd.Series(
             [s for p in a.values() for s in p]).median()), "median_after": float(pd.Series(
                 [s for p in b.values() for s in p]).median()), "ratio": ratio, "ratio_low": low,
             "ratio_high": high, "change": change, "processes_before": len(a),
             "processes_after": len(b), "faults_before": faults[0].get(key),
-            "faults_after": faults[1].get(key)}
-        rows.append(row)
+            "faults_after": faults[1].get(key)})
     only_before = sorted(set(groups_before) - set(groups_after), key=str)
     only_after = sorted(set(groups_after) - set(groups_before), key=str)
     return pd.DataFrame(rows), only_before, only_after

@@ -287,8 +287,7 @@ def noise(t):
         f"flagged (disturbed twice; the most other processes used during one: "
         f"{processes['other_cpus'].max():.2f} CPUs)")
     verdicts = t.verdicts[t.verdicts["kind"] != "fastest"]
-    half = (verdicts["ratio_high"] / verdicts["ratio"] - 1).combine(
-        1 - verdicts["ratio_low"] / verdicts["ratio"], max)
+    half = half_width(verdicts["ratio"], verdicts["ratio_low"], verdicts["ratio_high"])
     open_ = verdicts[verdicts["verdict"] == "inconclusive"]
     needed = open_["processes_to_resolve"]
     per_round = minutes / (processes["rep"].max() + 1)
@@ -601,7 +600,26 @@ def comparison_text(folder, what):
 
 def resolve_comparison(t):
     """The first default run before and after `make resolve` added its processes."""
-    folder = t.root / "resolve"
+    return resolve_text(t.root / "resolve")
+
+
+def resolve_reference(t):
+    """The reference run before and after `make resolve` with a bound on its minutes."""
+    text = resolve_text(t.root / "resolve" / "reference")
+    times = t.root / "resolve" / "reference" / "run_times.csv"
+    if times.exists():
+        seconds = pd.read_csv(times)["seconds"].sum()
+        text += f" The added processes took {int(seconds // 60)} min {int(seconds % 60)} s."
+    return text
+
+
+def half_width(ratio, low, high):
+    """How far an interval reaches from its ratio, relative, on its wider side."""
+    return (high / ratio - 1).combine(1 - low / ratio, max)
+
+
+def resolve_text(folder):
+    """A run before and after `make resolve` (`folder`: its comparison and verdicts)."""
     if not (folder / "verdicts.csv").exists():
         return "Not measured in this result set."
     verdicts = pd.read_csv(folder / "verdicts.csv")
@@ -612,12 +630,15 @@ def resolve_comparison(t):
     added = added.drop_duplicates(names)
     opened = verdicts[verdicts["verdict_before"] == "inconclusive"]
     before, after = (_counts(verdicts[f"verdict_{s}"]) for s in ("before", "after"))
+    within = [(half_width(verdicts[f"ratio_{s}"], verdicts[f"ratio_low_{s}"],
+                          verdicts[f"ratio_high_{s}"]) <= 0.05).sum() for s in ("before", "after")]
     return (f"{len(added)} configurations got {int((added['processes_after'] - added['processes_before']).sum())} "
             f"more processes ({figures.span(added['processes_after'].astype(int))} each now, "
             f"{figures.span(added['processes_before'].astype(int))} before). Knob verdicts before: "
             f"{before}; after: {after}. Of the {len(opened)} inconclusive before, "
             + _counts(opened["verdict_after"]) + f" after; {verdicts['contradicts'].sum()} "
-            "verdicts contradict the first ones.")
+            f"verdicts contradict the first ones. Intervals within +-5% of their ratio: "
+            f"{within[0]} before, {within[1]} after, of {len(verdicts)}.")
 
 
 def aa_third(t):
@@ -813,7 +834,8 @@ def reference_comparison(t):
 BLOCKS = {"machine": machine_line, "copy-table": copy_table, "fault-costs": fault_costs,
           "noise": noise, "hourglass-table": hourglass_table,
           "hourglass-verdicts": hourglass_sentences, "ruler": ruler, "aa": aa_comparison,
-          "aa-reference": reference_comparison, "resolve": resolve_comparison, "aa-third": aa_third,
+          "aa-reference": reference_comparison, "resolve": resolve_comparison,
+          "resolve-reference": resolve_reference, "aa-third": aa_third,
           "aa-timed": aa_timed,
           "why-copy": why_copy, "why-hourglass": why_hourglass, "fault-share": fault_share,
           # from the GPU's result set (results/paper/gpu)

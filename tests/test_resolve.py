@@ -80,3 +80,29 @@ def test_resolve_names_what_is_missing(tmp_path):
     done = subprocess.run([str(PYTHON), str(SCRIPTS / "resolve.py"), str(tmp_path)],
                           capture_output=True, text=True)
     assert done.returncode != 0 and "make run" in done.stderr
+
+
+def test_resolve_within_minutes_takes_the_cheapest_verdicts_and_leaves_the_rest(tmp_path):
+    """Each process is counted at its configuration's median wall time in the tables: with
+    3 minutes, torch's pair (5 more processes each, 10 s a process: 100 s) fits, numpy's
+    (7 more each: 140 s more) would not, whatever order the verdicts come in."""
+    verdicts = _verdicts([
+        ("copy", "vs baseline", "x", "numpy/tcmalloc/cpu/random", "environment=glibc", 1,
+         0.96, 0.92, 1.01, 0.05, "inconclusive", 1e-3, 1, 8),
+        ("copy", "vs baseline", "x", "torch/tcmalloc/cpu/random", "environment=glibc", 1,
+         0.96, 0.92, 1.01, 0.05, "inconclusive", 1e-3, 1, 6),
+    ])
+    (tmp_path / "tables").mkdir()
+    verdicts.to_csv(tmp_path / "tables" / "verdicts.csv", index=False)
+    pd.DataFrame([dict(configuration=f"{f}/{e}/cpu/random", rep=0, started=start,
+                       finished=finish)
+                  for f in ("numpy", "torch") for e in ("glibc", "tcmalloc")
+                  for start, finish in [("2026-12-04T10:00:00+00:00", "2026-12-04T10:00:10+00:00")]
+                  * 2]).to_csv(tmp_path / "tables" / "copy.csv", index=False)
+    (tmp_path / "config_used.yaml").write_text(yaml.safe_dump(tiny()))
+    done = subprocess.run([str(PYTHON), str(SCRIPTS / "resolve.py"), str(tmp_path), "--most", "12",
+                           "--minutes", "3"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert yaml.safe_load(done.stdout) == {"more_reps": {
+        "copy/torch/tcmalloc/cpu/random": 6, "copy/torch/glibc/cpu/random": 6}}
+    assert "1 are left" in done.stderr and "about 2 minutes of processes" in done.stderr
