@@ -21,6 +21,7 @@ at once; two machines or two versions of a framework by `change`, which keeps th
 """
 
 import argparse
+import functools
 import os
 import sys
 
@@ -49,6 +50,7 @@ def keys_of(config):
             if not x.reference}
 
 
+@functools.lru_cache(maxsize=None)  # read once: the comparison and the verdicts' faults both use it
 def load(result_set, experiment):
     path = os.path.join(result_set, "tables", f"{experiment}.csv")
     if not os.path.exists(path):
@@ -93,7 +95,7 @@ def compare(before, after, keys, threshold):
     return pd.DataFrame(rows), only_before, only_after
 
 
-MIN_OTHERS = 4  # copies of the same kind that must share a size before their move is the machine's
+MIN_OTHERS = 4  # the fewest other copies of the same work whose median move is the machine's
 
 
 def page_kind(faults, nbytes):

@@ -608,8 +608,20 @@ def resolve_reference(t):
     text = resolve_text(t.root / "resolve" / "reference")
     times = t.root / "resolve" / "reference" / "run_times.csv"
     if times.exists():
-        seconds = pd.read_csv(times)["seconds"].sum()
-        text += f" The added processes took {int(seconds // 60)} min {int(seconds % 60)} s."
+        rows = pd.read_csv(times)
+
+        def seconds(start):  # the row whose `what` starts so
+            return rows.loc[rows["what"].str.startswith(start), "seconds"].iloc[0]
+
+        medians = ", ".join(
+            f"{e} {seconds(f'median {e} process of these configurations, first'):.1f} s "
+            f"-> {seconds(f'median {e} process of these configurations, added'):.1f} s"
+            for e in ("copy", "hourglass"))
+        text += (f" scripts/resolve.py estimated {seconds('estimate') / 60:.0f} min of "
+                 f"processes; they took {seconds('the added processes') / 60:.0f} min by their "
+                 f"own start and end times (the median process of these configurations, first "
+                 f"16 rounds -> added rounds: {medians}), and the Snakemake call "
+                 f"{seconds('the snakemake call') / 60:.0f} min.")
     return text
 
 
