@@ -65,8 +65,10 @@ def measure(step, warmup, samples):
             stop = time.perf_counter()
             after = resource.getrusage(resource.RUSAGE_SELF)
             record["seconds"].append(stop - start)
-            record["cpu_seconds"].append(after.ru_utime + after.ru_stime
-                                         - before.ru_utime - before.ru_stime)
+            # field by field: each difference is >= 0, where the difference of the two sums
+            # can round to -1e-18 when the clock did not tick
+            record["cpu_seconds"].append((after.ru_utime - before.ru_utime)
+                                         + (after.ru_stime - before.ru_stime))
             record["value"].append(value)
             for key, field in COUNTERS.items():
                 record[key].append(getattr(after, field) - getattr(before, field))
