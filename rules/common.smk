@@ -195,6 +195,9 @@ def summary_params():
             "labels": x.keys()[1 : x.keys().index(x.case)],
             "case": x.case,
             "baseline": x.baseline,
+            # processes of two kinds drawn at random (knobs/stats.py); a rotated case order
+            # (the hourglass's phases) makes kinds of its own, balanced and paired by design
+            "kinds": all(c.order != "rotated" for c in x.configurations),
         }
         for name, x in EXPERIMENTS.items()
         if not x.reference

@@ -8,6 +8,7 @@ plus its faults at what a fault costs here, from the fault probe of the same run
 
 import itertools
 import sys
+import textwrap
 
 import matplotlib
 
@@ -85,7 +86,9 @@ def legend_label(environment, input_kind):
 
 
 image = "x".join(map(str, snakemake.config["copy"]["image"]))
-fig, axes = plt.subplots(3, len(panels), figsize=(3.1 * len(panels), 9.4),
+# At least 9 inches wide, so that the title and a legend of two or three columns fit over and
+# under few panels.
+fig, axes = plt.subplots(3, len(panels), figsize=(max(3.1 * len(panels), 9), 9.4),
                          sharex=True, sharey="row", squeeze=False)
 for column, (framework, device) in enumerate(panels):
     limit = limits[limits["device"] == device]
@@ -153,9 +156,11 @@ if l3_bytes:
 fig.legend(handles + extra, labels + extra_labels, loc="lower center",
            ncol=max(1, min(6, len(labels) + len(extra), int(fig.get_figwidth() / 2.8))),
            frameon=False)
-fig.suptitle(f"The copy step: identity function per call against batch size"
-             f"{' - ' + label if label else ''}\n{title_machine}; {processes} processes x "
-             f"{calls // max(processes, 1)} calls per point", fontsize=11)
+title = (f"The copy step: identity function per call against batch size"
+         f"{' - ' + label if label else ''}\n{title_machine}; {processes} processes x "
+         f"{calls // max(processes, 1)} calls per point")
+fig.suptitle("\n".join(textwrap.fill(line, int(fig.get_figwidth() * 11))
+                       for line in title.split("\n")), fontsize=11)
 figures.save(fig, snakemake.output.png, snakemake.output.svg, rect=(0, 0.09, 1, 0.95))
 
 # The fault-cost model: measured against predicted, every CPU configuration and batch.

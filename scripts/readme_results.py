@@ -8,7 +8,8 @@ that prose can never disagree with the numbers.
 
 Reads results/paper/tables/ (summary, verdicts, copy, faults, hourglass), where present
 results/paper/aa/ (two default runs compared by `make compare`), for the blocks named
-`gpu-*` results/paper/gpu/tables/ (the GPU run), for `memcpy-nt` results/paper/memcpy_nt/.
+`gpu-*` results/paper/gpu/tables/ (the GPU run), for `memcpy-nt` results/paper/memcpy_nt/, for
+`layout-*` results/paper/layout/.
 """
 
 import argparse
@@ -838,6 +839,47 @@ def memcpy_nt_node(t):
             "over processes, so no verdict):\n\n" + store_path_table(t))
 
 
+def process_kinds(t, framework, environment, batch):
+    """'211 x3 (3.1 ms), 722 x7 (4.6 ms)': each faults-per-call level its processes showed, how
+    many processes showed it and their median time per call."""
+    rows = t.copy[(t.copy["framework"] == framework) & (t.copy["environment"] == environment)
+                  & (t.copy["batch"] == batch) & (t.copy["device"] == "cpu")]
+    per_process = rows.groupby("rep").agg(faults=("minor_faults", "median"),
+                                          seconds=("seconds", "median"))
+    return ", ".join(f"{faults:,.0f} x{len(group)} ({ms(group['seconds'].median())} ms)"
+                     for faults, group in per_process.groupby("faults"))
+
+
+def layout_kinds(t):
+    """Each pair of environments that differ only in layout randomization: per batch, the kinds
+    of process (faults per call) with randomization and without, and the spread of the
+    processes' medians."""
+    environments = t.config["environments"]
+    fixed_of = {name: other for name, spec in environments.items() if spec.get("aslr") is False
+                for other, twin in environments.items()
+                if twin.get("aslr", True) and twin.get("env", {}) == spec.get("env", {})}
+    lines = ["| copy | batch (MB) | layout randomized: faults per call x processes (ms) | fixed "
+             "| spread of process medians, randomized -> fixed |", "|---|---|---|---|---|"]
+    sizes = _bytes(t)
+    for framework in t.config["copy"]["frameworks"]:
+        for fixed, randomized in fixed_of.items():
+            if t.copy_point(framework, fixed, sizes.index[0]) is None:
+                continue
+            for batch in sizes.index:
+                spread = [t.copy[(t.copy["framework"] == framework)
+                                 & (t.copy["environment"] == e) & (t.copy["batch"] == batch)]
+                          .groupby("rep")["seconds"].median() for e in (randomized, fixed)]
+                lines.append(f"| {framework} {randomized} / {fixed} | {batch} "
+                             f"({sizes[batch] / 1e6:.3g}) | "
+                             f"{process_kinds(t, framework, randomized, batch)} | "
+                             f"{process_kinds(t, framework, fixed, batch)} | "
+                             + " -> ".join(f"{m.max() / m.min():.2f}x" for m in spread) + " |")
+    processes = figures.span(t.summary["processes"])
+    return ("\n".join(lines) + f"\n\n{processes} processes per configuration, in rounds; a "
+            "kind is a process's median faults per call at that batch; the spread is the "
+            "slowest process's median over the fastest's.")
+
+
 def reference_comparison(t):
     return comparison_text(t.root / "aa_reference",
                            "This reference run against an earlier one of the same config")
@@ -856,12 +898,15 @@ BLOCKS = {"machine": machine_line, "copy-table": copy_table, "fault-costs": faul
           # from glibc's store-path set (results/paper/memcpy_nt)
           "memcpy-nt": memcpy_nt, "memcpy-nt-aa": memcpy_nt_comparison,
           "memcpy-nt-fault-in-copy": memcpy_nt_fault_in_copy,
-          "memcpy-nt-node": memcpy_nt_node}
+          "memcpy-nt-node": memcpy_nt_node,
+          # from the layout set (results/paper/layout)
+          "layout-kinds": layout_kinds}
 
 
 # Blocks whose name starts so are written from the result set in that folder of --set (the
 # longest prefix that matches).
-SETS = {"gpu-": "gpu", "memcpy-nt-node": "memcpy_nt/node", "memcpy-nt": "memcpy_nt"}
+SETS = {"gpu-": "gpu", "memcpy-nt-node": "memcpy_nt/node", "memcpy-nt": "memcpy_nt",
+        "layout-": "layout"}
 
 
 def render(readme, sets):

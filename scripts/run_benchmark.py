@@ -40,6 +40,8 @@ def parse_args(argv):
     parser.add_argument("--environment", required=True, help="the environment's name")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--preload", action="append", default=[], metavar="LIBRARY")
+    parser.add_argument("--aslr", choices=["on", "off"], default="on",
+                        help="address-space layout randomization of the measured process")
     parser.add_argument("--require-effect", action="append", default=[], metavar="KNOB",
                         help="a knob that must be proven by its effect (all: every knob)")
     parser.add_argument("--pass-env", action="append", default=[], metavar="VARIABLE",
@@ -71,7 +73,7 @@ def spec_of(args):
     """The environment as knobs/environment.py takes it."""
     required = True if "all" in args.require_effect else args.require_effect
     return {"env": dict(item.split("=", 1) for item in args.set),
-            "preload": args.preload, "require_effect": required}
+            "preload": args.preload, "require_effect": required, "aslr": args.aslr == "on"}
 
 
 def measure(args):
@@ -111,9 +113,10 @@ def launch(args, argv):
           + " ".join(f"{k}={shlex.quote(v)}" for k, v in shown.items()),
           file=sys.stderr, flush=True)
     command = [sys.executable, os.path.abspath(__file__), "--measure", *argv]
+    fix_layout = environment.fix_layout if args.aslr == "off" else None
     previous = []
     for attempt in range(1, ATTEMPTS + 1):
-        code = subprocess.run(command, env=env).returncode
+        code = subprocess.run(command, env=env, preexec_fn=fix_layout).returncode
         if code or args.describe or not os.path.exists(args.out):
             return code
         result = results.read(args.out, validate=False)

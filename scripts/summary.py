@@ -24,7 +24,8 @@ for name, path in snakemake.input.items():
     settings = snakemake.params.experiments[experiment]
     summaries.append(summarize(table, settings["keys"], settings["baseline"],
                                threshold=statistics["threshold"],
-                               cv_threshold=statistics["cv_threshold"]))
+                               cv_threshold=statistics["cv_threshold"],
+                               kinds_by=settings["case"] if settings["kinds"] else None))
     for host, rows in table.groupby("host"):
         items = {column: rows[column].dropna().iloc[0] for column in SYSTEM
                  if column in rows and rows[column].notna().any()}

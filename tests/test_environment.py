@@ -230,3 +230,29 @@ def test_a_glibc_tunable_is_proven_by_what_the_loader_made_of_it():
     for wrong in (f"{name}=0x10", "glibc.cpu.x86_non_temporal_thresold=0x2000000"):
         with pytest.raises(KnobNotApplied, match="no effect"):
             Knob("GLIBC_TUNABLES", wrong, "variable").prove({"GLIBC_TUNABLES": wrong}, set(), [])
+
+
+def test_a_fixed_layout_is_proven_by_the_process_personality(tmp_path):
+    """aslr: off starts the measured process without layout randomization (its personality
+    says so); a spec that claims it for a process started with randomization fails."""
+    done, out = run_benchmark(tmp_path, "fixed", ["--aslr", "off"])
+    assert done.returncode == 0, done.stderr
+    knobs = json.loads(out.read_text())["knobs"]
+    proof = knobs["proofs"]["aslr"]
+    assert proof["kind"] == "personality" and proof["proof"] == "effect"
+    assert int(proof["seen"]["personality"], 16) & 0x0040000
+    assert knobs["effects"]["layout_randomized"] is False
+    env = launch_env("fixed", {"aslr": False}, 1)  # started below without the personality
+    done = subprocess.run([str(PYTHON), "-c", PROVE.format(scripts=str(SCRIPTS))],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode != 0 and "randomizes this process's layout" in done.stderr
+
+
+def test_every_process_records_whether_its_layout_was_randomized(tmp_path):
+    from knobs import machine
+
+    done, out = run_benchmark(tmp_path, "glibc")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(out.read_text())
+    assert result["machine"]["aslr"] == machine.aslr()
+    assert result["knobs"]["effects"]["layout_randomized"] is (machine.aslr() != 0)

@@ -297,3 +297,44 @@ def test_compare_sets_a_shift_every_copy_of_one_size_shares_aside_but_not_one_co
     # at size one torch faulted after, not before, which leaves four: too few to share a move
     assert table.xs(1, level="batch")["machine_ratio"].isna().all()
     assert "changes beyond the machine: 1 of 10" in done.stdout
+
+
+def _kinds_table(rng, count):
+    """`thp` faults in two kinds of process at batch 16 (211 or 722 faults per call, as where a
+    38.5 MB output lands decides) and alike at batch 2, where every process faults 155 times
+    and is 3x slower than `base`; `fresh` faults alike everywhere (no kinds)."""
+    rows = []
+    for environment, batch, median, faults in [
+            ("base", 2, 1e-3, lambda rep: 0), ("base", 16, 4e-3, lambda rep: 0),
+            ("thp", 2, 3e-3, lambda rep: 155), ("thp", 16, 4e-3, lambda rep: (211, 722)[rep % 2]),
+            ("fresh", 2, 3e-3, lambda rep: 155), ("fresh", 16, 9e-3, lambda rep: 9409)]:
+        for rep, samples in enumerate(processes(rng, median, count=count)):
+            rows += [{"environment": environment, "batch": batch, "bytes": batch << 20,
+                      "rep": rep, "seconds": s, "minor_faults": faults(rep)} for s in samples]
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("count", [3, stats.UNSEEN_KIND_PROCESSES])
+def test_a_verdict_that_may_hide_a_kind_of_process_waits_for_enough_processes(count):
+    summary = stats.summarize(_kinds_table(np.random.default_rng(5), count),
+                              ["environment", "batch", "bytes"],  # a case's size after it
+                              baseline={"environment": "base"},
+                              kinds_by="batch").set_index(["environment", "batch"])
+    assert summary.loc[("thp", 16), "process_kinds"] == "two kinds"
+    assert summary.loc[("thp", 2), "process_kinds"] == "faulting"
+    few = count < stats.UNSEEN_KIND_PROCESSES
+    # alike at batch 2 from processes that come in kinds: withheld while few
+    assert summary.loc[("thp", 2), "hides_a_kind"] == few
+    assert summary.loc[("thp", 2), "withheld_for_kinds"] == few
+    assert summary.loc[("thp", 2), "verdict"] == ("inconclusive" if few else "slower")
+    # the same faults in a configuration without kinds: called at once
+    assert summary.loc[("fresh", 2), "verdict"] == "slower"
+    assert not summary.loc[("fresh", 2), "withheld_for_kinds"]
+    # verdicts.csv says why, and how many processes would settle it
+    from knobs import verdicts
+
+    table = verdicts.build(summary.reset_index().assign(experiment="x"), {},
+                           {"x": {"labels": ["environment"], "case": "batch"}}, [], 0.05)
+    row = table[(table["label"] == "thp") & (table["case"] == 2)].iloc[0]
+    assert row["withheld_for_kinds"] == few
+    assert row["processes_to_resolve"] == (stats.UNSEEN_KIND_PROCESSES if few else 0)

@@ -142,9 +142,11 @@ def test_paper_figures_rebuild_from_shipped_results_without_any_benchmark(tmp_pa
     import subprocess
 
     env = {**os.environ, "PYTHONPATH": str(poison)}
-    # the CPU reference, the GPU run and its second session, glibc's store path (and on the node)
+    # the CPU reference, the GPU run and its second session, glibc's store path (and on the
+    # node), the layout's kinds of process
     for result_set in ("results/paper", "results/paper/gpu", "results/paper/gpu/second",
-                       "results/paper/memcpy_nt", "results/paper/memcpy_nt/node"):
+                       "results/paper/memcpy_nt", "results/paper/memcpy_nt/node",
+                       "results/paper/layout"):
         done = subprocess.run(
             [str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path),
              "--configfile", str(tmp_path / result_set / "config.yaml"), "--cores", "1",
@@ -153,9 +155,10 @@ def test_paper_figures_rebuild_from_shipped_results_without_any_benchmark(tmp_pa
         log = done.stdout + done.stderr
         ran = set(re.findall(r"rule (\w+):", log))
         assert ran and ran <= set(rules), ran
-        cpu_copies = result_set in ("results/paper", "results/paper/memcpy_nt")  # and a probe
+        cpu_copies = result_set in ("results/paper", "results/paper/memcpy_nt",
+                                    "results/paper/layout")  # and a probe
         model = ["copy_model"] if cpu_copies else []
-        hourglass = ([] if "memcpy_nt" in result_set else  # the copy step alone
+        hourglass = ([] if "memcpy_nt" in result_set or "layout" in result_set else  # copies alone
                      ["hourglass_ladder", "hourglass_ops", "hourglass_why", "hourglass_gap"])
         for figure in ["copy_step", *model, *hourglass]:
             assert (tmp_path / result_set / f"figures/{figure}.png").stat().st_size > 20_000

@@ -1,6 +1,7 @@
 """Process-level knobs. An *environment* is a named set of knobs (environment variables and
 preloaded libraries); each knob is one `Knob`: its name, how it is set before the measured
-process starts, and how that process proves it applied.
+process starts, and how that process proves it applied. One knob is neither: `aslr: false`
+starts the measured process without address-space layout randomization (its personality).
 
 A proof is `effect` (an observed consequence: the library is mapped, glibc's own counters
 changed, numpy's switch flipped, faults vanished) or `presence` (only that the variable is
@@ -229,6 +230,44 @@ EFFECTS = {
 }
 
 
+# ---- Address-space layout ---------------------------------------------------------------------
+# The kernel places each fresh mapping at a random address: where a large output lands decides
+# how many whole 2 MiB huge pages it holds, and so how it faults (README, "Processes of two
+# kinds"). ADDR_NO_RANDOMIZE, inherited across exec, is what `setarch -R` sets.
+ADDR_NO_RANDOMIZE = 0x0040000
+
+
+def personality(path="/proc/self/personality"):
+    """This process's personality flags, as the kernel holds them; None where unreadable."""
+    try:
+        with open(path) as flags:
+            return int(flags.read(), 16)
+    except (OSError, ValueError):
+        return None
+
+
+def layout_randomized(path="/proc/self/personality"):
+    """Whether the kernel randomizes this process's mappings: ASLR on for the machine
+    (kernel.randomize_va_space) and not switched off for the process."""
+    flags = personality(path)
+    return machine.aslr() not in (None, 0) and flags is not None \
+        and not flags & ADDR_NO_RANDOMIZE
+
+
+def fix_layout():
+    """Switch layout randomization off for this process and what it executes (preexec_fn)."""
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    current = libc.personality(0xFFFFFFFF)
+    if current == -1 or libc.personality(current | ADDR_NO_RANDOMIZE) == -1:
+        raise OSError(ctypes.get_errno(), "personality(ADDR_NO_RANDOMIZE) failed")
+
+
+def _layout_fixed(value, path="/proc/self/personality"):
+    flags = personality(path)
+    fixed = flags is not None and bool(flags & ADDR_NO_RANDOMIZE)
+    return fixed == (value == "off"), {"personality": None if flags is None else hex(flags)}
+
+
 # ---- Knobs ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Knob:
@@ -236,11 +275,11 @@ class Knob:
 
     name: str  # the variable, or the library as the config names it
     value: str  # the variable's value, or the preload's resolved path
-    kind: str  # "variable" | "preload"
+    kind: str  # "variable" | "preload" | "personality" (the value of `aslr`: off)
 
     def proof_kind(self, preloads):
         """How this knob can be proven here: effect or presence."""
-        if self.kind == "preload":
+        if self.kind in ("preload", "personality"):
             return "effect"
         effect = EFFECTS.get(self.name)
         if effect is None or (effect.allocator == "glibc" and preloads):
@@ -256,6 +295,12 @@ class Knob:
                     f"preload '{self.name}' ({self.value}) is not mapped into the measured "
                     "process; the dynamic loader ignored it")
             return {"proof": "effect", "seen": {"mapped": self.value}}
+        if self.kind == "personality":
+            applied, seen = _layout_fixed(self.value)
+            if not applied:
+                raise KnobNotApplied(f"aslr: {self.value} was asked for, but the kernel "
+                                     f"randomizes this process's layout ({seen})")
+            return {"proof": "effect", "seen": seen}
         if environ.get(self.name) != self.value:
             raise KnobNotApplied(f"{self.name} should be {self.value!r} in the measured process "
                                  f"but is {environ.get(self.name)!r}")
@@ -310,6 +355,8 @@ def knobs_of(name, spec, resolve=True):
     for library in spec.get("preload", []):
         path = resolve_library(name, library) if resolve else library
         knobs.append(Knob(library, path, "preload"))
+    if spec.get("aslr", True) is False:
+        knobs.append(Knob("aslr", "off", "personality"))
     return knobs
 
 
@@ -374,6 +421,7 @@ def prove(expected=None, environ=None, maps=None):
     effects = {key: value for proof in proofs.values() for key, value in proof["seen"].items()}
     # Recorded for every run, so faults can be read against them.
     effects["numpy_madvise_hugepage"] = numpy_madvise_hugepage()
+    effects["layout_randomized"] = layout_randomized()
     if not preloads:
         effects["glibc_mmaps_48MiB"] = large_malloc_is_mmapped()
     return {"name": name, "proofs": proofs, "effects": effects,

@@ -285,6 +285,8 @@ def environment_words(config, name):
         words += ["--set", f"{key}={value}"]
     for library in spec.get("preload", []):
         words += ["--preload", library]
+    if spec.get("aslr", True) is False:
+        words += ["--aslr", "off"]
     required = spec.get("require_effect", False)
     for knob in (["all"] if required is True else required or []):
         words += ["--require-effect", knob]

@@ -141,6 +141,13 @@ def glibc_tunables(value=""):
             (line.split(": ", 1) for line in listed.splitlines() if ": " in line)}
 
 
+def aslr():
+    """kernel.randomize_va_space: 0 no layout randomization, 1 stack and mappings, 2 the heap
+    too; None where unreadable."""
+    value = _read("/proc/sys/kernel/randomize_va_space")
+    return int(value) if value and value.isdigit() else None
+
+
 def describe():
     """CPU, cores, caches, memory, kernel, glibc and transparent huge page mode."""
     try:
@@ -164,6 +171,7 @@ def describe():
         "thp_defrag": _selected("/sys/kernel/mm/transparent_hugepage/defrag"),
         "thp_khugepaged_defrag": _read("/sys/kernel/mm/transparent_hugepage/khugepaged/defrag"),
         "page_size": os.sysconf("SC_PAGE_SIZE"),
+        "aslr": aslr(),
         # where glibc's memcpy switches to non-temporal stores, derived from the L3 CPUID reports
         "glibc_non_temporal_threshold": glibc_tunables().get(
             "glibc.cpu.x86_non_temporal_threshold"),

@@ -197,14 +197,50 @@ def positions_of(group):
     return {rep: rows["position"].iloc[0] for rep, rows in group.groupby("rep")}
 
 
-def summarize(table, keys, baseline, twin_suffix=".twin", threshold=0.05, cv_threshold=0.10):
+# ---- Processes of two kinds ----------------------------------------------------------------
+# Where a large output lands (layout randomization, README "Processes of two kinds") decides how
+# it faults, so some configurations' processes come in kinds that each process draws. With few
+# processes all may show one kind at a case, and a second run the other: a verdict there is
+# withheld until enough processes make a missed kind unlikely.
+FAULT_SECONDS = 1e-6  # about one 4 KiB fault (the fault probe: 1.0 to 1.6 us on the reference)
+UNSEEN_KIND_PROCESSES = 14  # a kind that 20% of processes show is missed by all: 0.8**14 < 5%
+
+
+def fault_kinds(table, keys, case, threshold):
+    """Per configuration and case (`keys`): `two kinds` where its processes' median faults per
+    sample differ by more than the threshold's share of its time (at FAULT_SECONDS a fault),
+    `faulting` where they agree on faults that large, else `alike`; and the configurations
+    (the keys before `case`; the ones after it are the case's sizes) with two kinds at some
+    case."""
+    kinds = {}
+    if "minor_faults" not in table or case not in keys:
+        return kinds, set()
+    for name, group in table.groupby(keys):
+        faults = group.groupby("rep")["minor_faults"].median()
+        budget = threshold * group["seconds"].median() / FAULT_SECONDS
+        kinds[name] = ("two kinds" if faults.max() - faults.min() > budget
+                       else "faulting" if faults.median() > budget else "alike")
+    at = keys.index(case)
+    mixed = {name[:at] for name, kind in kinds.items() if kind == "two kinds"}
+    return kinds, mixed
+
+
+def summarize(table, keys, baseline, twin_suffix=".twin", threshold=0.05, cv_threshold=0.10,
+              kinds_by=None):
     """One row per configuration (`keys`): samples and processes, the median with its
     interval, the spread; and against the baseline (the configuration equal to this one but
     for the keys `baseline` names, which take its values): the time ratio and speedup with
-    intervals, the A/A noise floor of that baseline, and the verdict."""
+    intervals, the A/A noise floor of that baseline, and the verdict, withheld
+    (`inconclusive`) where either side may hide a kind of process (`fault_kinds`: it faults
+    alike at this case but in two kinds at another case, the column `kinds_by`, with fewer
+    than UNSEEN_KIND_PROCESSES; None: no such rule)."""
     groups, orders = {}, {}
     for name, group in table.groupby(keys):
         groups[name], orders[name] = processes_of(group), positions_of(group)
+    kinds, mixed = fault_kinds(table, keys, kinds_by, threshold)
+    at = keys.index(kinds_by) if kinds_by in keys else None
+    hides_a_kind = lambda name: (kinds.get(name) == "faulting" and len(groups[name])
+                                 < UNSEEN_KIND_PROCESSES and name[:at] in mixed)
     key_of = lambda config: tuple(config[k] for k in keys)
     rows = []
     for name, by_rep in groups.items():
@@ -218,6 +254,8 @@ def summarize(table, keys, baseline, twin_suffix=".twin", threshold=0.05, cv_thr
                "ci_low": low, "ci_high": high, "cv": coefficient_of_variation(pooled),
                "process_cv": coefficient_of_variation(medians) if len(medians) > 1 else np.nan}
         row["noisy"] = bool(row["cv"] > cv_threshold)
+        row["process_kinds"] = kinds.get(name, "")
+        row["hides_a_kind"] = bool(kinds) and hides_a_kind(name)
         reference = {**config, **baseline}
         twin = ({**reference, "environment": reference["environment"] + twin_suffix}
                 if "environment" in reference else None)
@@ -229,9 +267,13 @@ def summarize(table, keys, baseline, twin_suffix=".twin", threshold=0.05, cv_thr
             width = threshold if twin and key_of(twin) == name else band(noise, threshold)
             call = (verdict(ratio[1], ratio[2], width, threshold) if key_of(reference) != name
                     else "reference")
+            withheld = call != "reference" and bool(kinds) and (
+                hides_a_kind(name) or hides_a_kind(key_of(reference)))
+            call = "inconclusive" if withheld else call
             row.update(baseline="/".join(f"{k}={v}" for k, v in baseline.items()),
                        ratio=ratio[0], ratio_low=ratio[1], ratio_high=ratio[2],
                        speedup=1 / ratio[0], speedup_low=1 / ratio[2], speedup_high=1 / ratio[1],
-                       noise_floor=width, verdict=call, significant=call in ("faster", "slower"))
+                       noise_floor=width, verdict=call, significant=call in ("faster", "slower"),
+                       withheld_for_kinds=withheld)
         rows.append(row)
     return pd.DataFrame(rows)

@@ -1,7 +1,8 @@
 """Verdicts from the data: every knob's effect as a ratio of times with its interval over
 processes, and `faster`, `slower`, `no effect` or `inconclusive` by the rule of knobs/stats.py,
 the band around 1 being the threshold or the experiment's A/A noise floor where that is wider;
-for an inconclusive one, about how many processes would resolve it.
+for an inconclusive one, about how many processes would resolve it (`withheld_for_kinds`: an
+interval that resolves, from processes that may all be of one kind: knobs/stats.py).
 
 Kinds of row: `A/A` (a baseline against its twin: the noise floor itself), `vs baseline`
 (every configuration against its experiment's baseline), the hourglass's `rung` (against the
@@ -32,7 +33,8 @@ def from_summary(summary, experiment, labels, case):
                       "reference": row["baseline"], "case": row[case],
                       **{k: row[k] for k in ("ratio", "ratio_low", "ratio_high",
                                              "noise_floor", "verdict")},
-                      "median": row["median"], "processes": row["processes"]})
+                      "median": row["median"], "processes": row["processes"],
+                      "withheld_for_kinds": bool(row.get("withheld_for_kinds", False))})
     return found
 
 
@@ -84,6 +86,13 @@ def fastest(summary, experiment, labels, case):
     return found
 
 
+def _to_resolve(row, threshold):
+    """stats.processes_to_resolve; at least UNSEEN_KIND_PROCESSES where withheld for kinds."""
+    needed = stats.processes_to_resolve(row.ratio, row.ratio_low, row.ratio_high,
+                                        row.noise_floor, row.processes, threshold)
+    return max(needed or 0, stats.UNSEEN_KIND_PROCESSES) if row.withheld_for_kinds else needed
+
+
 def build(summary, tables, settings, comparisons, threshold):
     """verdicts.csv: every experiment's rows (`settings`: {experiment: {labels, case}})."""
     found = []
@@ -96,9 +105,10 @@ def build(summary, tables, settings, comparisons, threshold):
         ["A/A", "fastest", "rung", "ablation", "variation", "torch variant",
          "torch environment", "vs baseline"])}
     table = pd.DataFrame(found)
-    table["processes_to_resolve"] = [
-        stats.processes_to_resolve(r.ratio, r.ratio_low, r.ratio_high, r.noise_floor,
-                                   r.processes, threshold) for r in table.itertuples()]
+    if "withheld_for_kinds" not in table:
+        table["withheld_for_kinds"] = False
+    table["withheld_for_kinds"] = table["withheld_for_kinds"].fillna(False).astype(bool)
+    table["processes_to_resolve"] = [_to_resolve(r, threshold) for r in table.itertuples()]
     table["processes_to_resolve"] = table["processes_to_resolve"].astype("Int64")
     return table.sort_values(["experiment", "kind", "case"], key=lambda c: c.map(order)
                              if c.name == "kind" else c, kind="stable")
