@@ -9,7 +9,7 @@ that prose can never disagree with the numbers.
 Reads results/paper/tables/ (summary, verdicts, copy, faults, hourglass), where present
 results/paper/aa/ (two default runs compared by `make compare`), for the blocks named
 `gpu-*` results/paper/gpu/tables/ (the GPU run), for `memcpy-nt` results/paper/memcpy_nt/, for
-`layout-*` results/paper/layout/.
+`layout-*` results/paper/layout/, for `fault-in-copy-*` results/paper/fault_in_copy/.
 """
 
 import argparse
@@ -163,7 +163,7 @@ def model_points(t):
         **({"in_copy": ("predicted_in_copy_seconds", "median")} if in_copy else {}))
 
 
-def memcpy_nt_fault_in_copy(t):
+def fault_in_copy_of_set(t):
     """The fault inside a copy, for the environments that copy as the probe does (glibc's
     default store path: no GLIBC_TUNABLES)."""
     points = model_points(t) if t.faults is not None else pd.DataFrame()
@@ -204,7 +204,9 @@ def model_misses(t, points):
                    & (miss["faults"] * 4096 < miss["batch"].map(_bytes(t)))
                    & (miss["error"] < 0)]
     own_kernel = miss[(miss["framework"] == "torch") & (miss["faults"] == 0)]
-    rest = miss.drop(tensorflow.index.union(partial.index).union(own_kernel.index))
+    in_copy = miss[miss["framework"].isin(MEMCPY_USERS) & (miss["faults"] > 0)]
+    rest = miss.drop(tensorflow.index.union(partial.index).union(own_kernel.index)
+                     .union(in_copy.index))
     lines = []
     if len(tensorflow):
         first = t.copy[(t.copy["framework"] == "tensorflow") & (t.copy["batch"] == 1)]
@@ -232,13 +234,20 @@ def model_misses(t, points):
                      "processes' medians: " + "; ".join(
                          process_spread(t, r.framework, r.environment, r.batch)
                          for r in own_kernel.itertuples()) + ".")
+    if len(in_copy):
+        measured = ("the probe measured it in this run (the copy cases)"
+                    if "in_copy" in points else
+                    "this run's probe did not measure it; the sets that did, and the same "
+                    "copies measured again, are under \"A fault inside a copy\" below")
+        lines.append(f"- The `memcpy` users' faulting copies ({len(in_copy)} configurations, "
+                     f"{in_copy['error'].min():+.0%} to {in_copy['error'].max():+.0%}): the "
+                     f"term left out is what a fault costs inside a copy ({measured}): "
+                     + "; ".join(f"{r.framework} {r.environment} b{r.batch} {r.error:+.0%} "
+                                 f"({r.faults:,.0f} faults)" for r in in_copy.itertuples()) + ".")
     if len(rest):
-        faulting = ("; all of them fault, and the `memcpy` users' copies of the same sizes "
-                    "that do not fault sit near the limit, so what is left goes with the fresh "
-                    "output; what a fault costs inside a copy was measured later, in "
-                    "`results/paper/memcpy_nt/` (\"A fault inside a copy\" below), not in "
-                    "this run" if (rest["faults"] > 0).all() else "")
-        lines.append(f"- Not explained ({len(rest)} configurations{faulting}): "
+        torch_only = ("; all PyTorch's, whose own copy kernel is the candidate, as above"
+                      if (rest["framework"] == "torch").all() else "")
+        lines.append(f"- Not explained ({len(rest)} configurations{torch_only}): "
                      + "; ".join(f"{r.framework} {r.environment} b{r.batch} {r.error:+.0%} "
                                  f"({r.faults:,.0f} faults)" for r in rest.itertuples()) + ".")
     return "\n".join(lines)
@@ -880,6 +889,59 @@ def layout_kinds(t):
             "slowest process's median over the fastest's.")
 
 
+MEMCPY_USERS = ("numpy", "pytensor", "pytensor_cvm", "theano")  # copy with glibc's memcpy
+
+
+def small_page_copies(t, batch):
+    """The `memcpy` users' CPU rows at `batch` under glibc's default store path that fault in
+    every 4 KiB page of their output (no huge pages)."""
+    rows = t.copy[(t.copy["device"] == "cpu") & (t.copy["batch"] == batch)
+                  & t.copy["framework"].isin(MEMCPY_USERS)
+                  & t.copy["environment"].isin(
+                      tidy_tables.copies_as_the_probe(t.config["environments"]))]
+    pages = rows.groupby("configuration")["minor_faults"].transform("median") * 4096
+    return rows[pages >= rows["bytes"]]
+
+
+def fault_runs(t):
+    """Per run that measured the copy step's fresh 4 KiB outputs: the copy limit, the faulting
+    copies' time, what a fault then costs by difference, and what the probe measured (a touch,
+    and where measured a fault inside a copy)."""
+    root = t.root.parent
+    runs = [("the reference run (`results/paper`)", root),
+            ("glibc's store path (`results/paper/memcpy_nt`)", root / "memcpy_nt"),
+            ("this set (`results/paper/fault_in_copy`)", t.root)]
+    lines = ["| run | batch (MB) | copy limit (ms) | 4 KiB-faulting copies (ms) | faults per "
+             "call | cost per fault by difference (us) | probe: a touch (us) | probe: inside a "
+             "copy (us) |", "|---|---|---|---|---|---|---|---|"]
+    for name, folder in runs:
+        other = tables_at(folder)
+        for batch in (16, 32):
+            rows = small_page_copies(other, batch)
+            if not len(rows):
+                continue
+            per_config = rows.groupby("configuration")[["seconds", "limit_seconds",
+                                                        "minor_faults"]].median()
+            measured, limit = per_config["seconds"].median(), per_config["limit_seconds"].median()
+            faults = per_config["minor_faults"].median()
+            inside = (rows["fault_cost_4k_in_copy"].median() if "fault_cost_4k_in_copy" in rows
+                      and rows["fault_cost_4k_in_copy"].notna().any() else None)
+            lines.append(
+                f"| {name} | {batch} ({rows['bytes'].iloc[0] / 1e6:.3g}) | {ms(limit)} | "
+                f"{ms(measured)} ({len(per_config)} configurations) | {faults:,.0f} | "
+                f"{1e6 * (measured - limit) / faults:.3g} | "
+                f"{1e6 * rows['fault_cost_4k'].median():.3g} | "
+                + (f"{1e6 * inside:.3g}" if inside is not None else "not measured") + " |")
+    return ("\n".join(lines) + "\n\nMedians over the configurations (their medians over "
+            "processes) of numpy, PyTensor, PyTensor's C VM and Theano whose every 4 KiB page "
+            "faults, under glibc's default store path; the cost by difference is (copy - "
+            "limit) / faults.")
+
+
+def layout_comparison(t):
+    return comparison_text(t.root / "aa", "This run against the second one")
+
+
 def reference_comparison(t):
     return comparison_text(t.root / "aa_reference",
                            "This reference run against an earlier one of the same config")
@@ -897,16 +959,20 @@ BLOCKS = {"machine": machine_line, "copy-table": copy_table, "fault-costs": faul
           "gpu-hourglass-verdicts": hourglass_sentences, "gpu-hourglass": gpu_hourglass, "gpu-aa": gpu_comparison,
           # from glibc's store-path set (results/paper/memcpy_nt)
           "memcpy-nt": memcpy_nt, "memcpy-nt-aa": memcpy_nt_comparison,
-          "memcpy-nt-fault-in-copy": memcpy_nt_fault_in_copy,
+          "memcpy-nt-fault-in-copy": fault_in_copy_of_set,
           "memcpy-nt-node": memcpy_nt_node,
           # from the layout set (results/paper/layout)
-          "layout-kinds": layout_kinds}
+          "layout-kinds": layout_kinds, "layout-kinds-second": layout_kinds,
+          "layout-aa": layout_comparison,
+          # from the set that measured the reference's misses again (results/paper/fault_in_copy)
+          "fault-in-copy-run": fault_in_copy_of_set, "fault-in-copy-runs": fault_runs}
 
 
 # Blocks whose name starts so are written from the result set in that folder of --set (the
 # longest prefix that matches).
 SETS = {"gpu-": "gpu", "memcpy-nt-node": "memcpy_nt/node", "memcpy-nt": "memcpy_nt",
-        "layout-": "layout"}
+        "layout-": "layout", "layout-kinds-second": "layout/second",
+        "fault-in-copy-": "fault_in_copy"}
 
 
 def render(readme, sets):
