@@ -70,12 +70,22 @@ def large_malloc_is_mmapped(size=48 << 20):
 
 def heap_kept_after_free(total, block=64 << 10):
     """Bytes glibc keeps at the top of its heap after `total` bytes of small blocks are freed:
-    it returns them to the kernel once they exceed its trim threshold."""
+    it returns them to the kernel once they exceed its trim threshold. Free chunks inside the
+    heap are used up first (glibc grows the heap only when none fits): a block served from one
+    would go back to it, not to the top, and the top would look trimmed (seen in CI)."""
     libc = _libc()
+    heap, fillers = libc.mallinfo2(), []
+    for _ in range(heap.fordblks // block + 1):  # bounded: a block may be mmapped, not heap
+        fillers.append(libc.malloc(block))
+        if libc.mallinfo2().arena > heap.arena:
+            break
     blocks = [libc.malloc(block) for _ in range(total // block)]
     for pointer in reversed(blocks):
         libc.free(pointer)
-    return libc.mallinfo2().keepcost
+    kept = libc.mallinfo2().keepcost
+    for pointer in fillers:
+        libc.free(pointer)
+    return kept
 
 
 def numpy_madvise_hugepage():
