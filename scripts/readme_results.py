@@ -668,16 +668,36 @@ def aa_third(t):
                            "The second default run against a third, an hour later")
 
 
-def aa_timed(t):
-    """Two default `make run`s back to back, each timed from start to report (run_times.csv)."""
-    folder = t.root / "aa" / "timed"
-    text = comparison_text(folder, "Two default `make run`s of the same code, back to back")
+def timed_pair(folder, what):
+    """Two default `make run`s back to back, each timed from start to report (run_times.csv),
+    and where each run's own verdicts are kept (first_verdicts.csv, second_verdicts.csv), how
+    many the rule for processes of two kinds withheld in each."""
+    text = comparison_text(folder, what)
     if (folder / "run_times.csv").exists():
         times = pd.read_csv(folder / "run_times.csv")
         text += (" `make run` took " + " and ".join(
             f"{int(s // 60)} min {int(s % 60)} s" for s in times["seconds"])
             + " from its start to the report.")
+    runs = [pd.read_csv(folder / f"{run}_verdicts.csv") for run in ("first", "second")
+            if (folder / f"{run}_verdicts.csv").exists()]
+    if runs:
+        withheld = [v[v["withheld_for_kinds"]] for v in runs]
+        text += (" Verdicts withheld for processes of two kinds: " + " and ".join(
+            str(len(w)) for w in withheld) + f" of {len(runs[0])} ("
+            + "; ".join(sorted({f"{r['label']} {r['case']}" for w in withheld
+                                for _, r in w.iterrows()}))
+            + ").")
     return text
+
+
+def aa_timed(t):
+    return timed_pair(t.root / "aa" / "timed",
+                      "Two default `make run`s of the same code, back to back")
+
+
+def aa_kinds(t):
+    return timed_pair(t.root / "aa" / "kinds", "Two default `make run`s of the same code, "
+                      "back to back, with that rule in place from the start")
 
 
 def aa_comparison(t):
@@ -952,7 +972,7 @@ BLOCKS = {"machine": machine_line, "copy-table": copy_table, "fault-costs": faul
           "hourglass-verdicts": hourglass_sentences, "ruler": ruler, "aa": aa_comparison,
           "aa-reference": reference_comparison, "resolve": resolve_comparison,
           "resolve-reference": resolve_reference, "aa-third": aa_third,
-          "aa-timed": aa_timed,
+          "aa-timed": aa_timed, "aa-kinds": aa_kinds,
           "why-copy": why_copy, "why-hourglass": why_hourglass, "fault-share": fault_share,
           # from the GPU's result set (results/paper/gpu)
           "gpu-machine": gpu_machine, "gpu-copy": gpu_copy, "gpu-hourglass-table": hourglass_table,
