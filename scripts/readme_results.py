@@ -869,12 +869,16 @@ def memcpy_nt_node(t):
 
 
 def process_kinds(t, framework, environment, batch):
-    """'211 x3 (3.1 ms), 722 x7 (4.6 ms)': each faults-per-call level its processes showed, how
-    many processes showed it and their median time per call."""
+    """The kinds of a configuration's processes at `batch` (kinds_text)."""
     rows = t.copy[(t.copy["framework"] == framework) & (t.copy["environment"] == environment)
                   & (t.copy["batch"] == batch) & (t.copy["device"] == "cpu")]
-    per_process = rows.groupby("rep").agg(faults=("minor_faults", "median"),
-                                          seconds=("seconds", "median"))
+    return kinds_text(rows.groupby("rep").agg(faults=("minor_faults", "median"),
+                                              seconds=("seconds", "median")))
+
+
+def kinds_text(per_process):
+    """'211 x3 (3.1 ms), 722 x7 (4.6 ms)': each faults-per-call level of these processes (one
+    row each: median `faults` and `seconds`), how many showed it and their median time."""
     return ", ".join(f"{faults:,.0f} x{len(group)} ({ms(group['seconds'].median())} ms)"
                      for faults, group in per_process.groupby("faults"))
 
@@ -907,6 +911,83 @@ def layout_kinds(t):
     return ("\n".join(lines) + f"\n\n{processes} processes per configuration, in rounds; a "
             "kind is a process's median faults per call at that batch; the spread is the "
             "slowest process's median over the fastest's.")
+
+
+SOURCES = {"mapped": "a fresh mapping", "grown": "glibc's heap grown", "heap": "glibc's heap"}
+
+
+def process_course(faults, bytes_, served):
+    """How one process's calls at one batch went: 'every' (every timed call faulted),
+    'none', 'switched' (its first calls faulted, the rest did not) or 'mixed'; the number of
+    faulting calls; and where glibc found the untimed calls' outputs after them (`served`:
+    `served_from`). A call faults where it pays at least one fault per 4 MiB of its output."""
+    faulted = [f >= max(2, bytes_ / (4 << 20)) for f in faults]
+    count = sum(faulted)
+    course = ("every" if all(faulted) else "none" if not count
+              else "switched" if all(faulted[:count]) else "mixed")
+    sources = sorted({call.split(":")[0] for call in served.split()})
+    return course, count, " and ".join(SOURCES[k] for k in sources)
+
+
+def layout_mapped(t):
+    """How the calls of each process went where its processes differ (process_course): those
+    whose every call faulted, those that faulted in their first calls and then stopped, those
+    that never faulted; for the first two, the batches each ran before."""
+    if "served_from" not in t.copy:
+        return "Not measured in this result set."
+    cpu = t.copy[t.copy["device"] == "cpu"].sort_values("sample")
+    rows = cpu.groupby(["framework", "environment", "batch", "rep"])
+    per_process = rows.agg(served=("served_from", "first"), bytes=("bytes", "first"),
+                           faults=("minor_faults", "median"), seconds=("seconds", "median"),
+                           position=("position", "first"))
+    per_process[["course", "faulting", "source"]] = [
+        process_course(list(group["minor_faults"]), *per_process.loc[key, ["bytes", "served"]])
+        for key, group in rows]
+    positions = per_process["position"]
+
+    def before(key):  # the batches this process ran before this one
+        earlier = positions.xs(key[:2] + (key[3],), level=[0, 1, 3])
+        return ", ".join(str(b) for b, at in earlier.sort_index().items()
+                         if at < positions[key]) or "first"
+
+    def cell(group, course):
+        chosen = group[group["course"] == course]
+        if chosen.empty:
+            return "-"
+        text = f"{len(chosen)}: "
+        if course == "none":
+            return text + kinds_text(chosen)
+        if course == "every":
+            text += kinds_text(chosen)
+        else:
+            text += (f"the first {figures.span(chosen['faulting'].astype(int))} of "
+                     f"{rows.size().max()} calls" if course == "switched"
+                     else f"{figures.span(chosen['faulting'].astype(int))} calls, not the first")
+        return (text + f"; {' / '.join(chosen['source'].unique())} after; ran before it: "
+                + "; ".join(map(before, chosen.index)))
+
+    lines = ["| copy | batch (MB) | every timed call faulted | faulted in its first calls, "
+             "then not | no call faulted |", "|---|---|---|---|---|"]
+    sizes, alike = _bytes(t), []
+    for (framework, environment, batch), group in per_process.groupby(level=[0, 1, 2]):
+        if group["course"].nunique() == 1 and group["source"].nunique() == 1:
+            alike.append(f"{group['course'].iloc[0]}: {group['source'].iloc[0]}")
+            continue
+        cells = [cell(group, "every"), cell(group, "switched") + (
+            "<br>mixed " + cell(group, "mixed") if (group["course"] == "mixed").any() else ""),
+            cell(group, "none")]
+        lines.append(f"| {framework} {environment} | {batch} ({sizes[batch] / 1e6:.3g}) | "
+                     + " | ".join(cells) + " |")
+    alike = pd.Series(alike, dtype=object).value_counts()
+    return ("\n".join(lines) + f"\n\n{figures.span(per_process.groupby(level=[0, 1, 2]).size())}"
+            " processes per configuration. In each cell: how many processes; their faults per "
+            "call x processes (median ms per call), or how many of their timed calls faulted; "
+            "where glibc found the outputs of four untimed calls after the timed ones (`after`; "
+            "glibc's heap: or another allocator, or a framework's pool); the batches each "
+            f"process ran before this one. In the other {alike.sum()} configurations and batches every "
+            "process alike: " + ", ".join(
+                f"{n} {'every call faulted' if k.startswith('every') else 'no call faulted'}"
+                f", {k.split(': ')[1]} after" for k, n in alike.items()) + ".")
 
 
 MEMCPY_USERS = ("numpy", "pytensor", "pytensor_cvm", "theano")  # copy with glibc's memcpy
@@ -983,7 +1064,7 @@ BLOCKS = {"machine": machine_line, "copy-table": copy_table, "fault-costs": faul
           "memcpy-nt-node": memcpy_nt_node,
           # from the layout set (results/paper/layout)
           "layout-kinds": layout_kinds, "layout-kinds-second": layout_kinds,
-          "layout-aa": layout_comparison,
+          "layout-aa": layout_comparison, "layout-mapped": layout_mapped,
           # from the set that measured the reference's misses again (results/paper/fault_in_copy)
           "fault-in-copy-run": fault_in_copy_of_set, "fault-in-copy-runs": fault_runs}
 
@@ -992,6 +1073,7 @@ BLOCKS = {"machine": machine_line, "copy-table": copy_table, "fault-costs": faul
 # longest prefix that matches).
 SETS = {"gpu-": "gpu", "memcpy-nt-node": "memcpy_nt/node", "memcpy-nt": "memcpy_nt",
         "layout-": "layout", "layout-kinds-second": "layout/second",
+        "layout-mapped": "layout/mapped",
         "fault-in-copy-": "fault_in_copy"}
 
 

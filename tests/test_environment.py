@@ -256,3 +256,16 @@ def test_every_process_records_whether_its_layout_was_randomized(tmp_path):
     result = json.loads(out.read_text())
     assert result["machine"]["aslr"] == machine.aslr()
     assert result["knobs"]["effects"]["layout_randomized"] is (machine.aslr() != 0)
+
+
+def test_where_glibc_serves_a_block_is_seen():
+    """glibc maps a block over its mmap threshold (never above 32 MiB, however far earlier
+    frees raised it) afresh, and its pages fault; a small block comes from its heap."""
+    import numpy as np
+
+    from knobs.environment import glibc_served
+
+    source, faults = glibc_served(lambda: np.ones(40 << 20, np.uint8))
+    assert source == "mapped" and faults >= 20  # 40 MiB: 20 huge pages at the fewest
+    small = [glibc_served(lambda: np.ones(1 << 10, np.uint8)) for _ in range(3)]
+    assert small[-1] == ("heap", 0)

@@ -34,6 +34,8 @@ def test_identity_returns_a_fresh_equal_copy(framework, tmp_path):
         check = case["info"]["check"]
         assert check["equal"] and not check["aliases_input"]
         assert check["fresh_output"] == (framework != "copyto")
+        served = case["info"]["served_from"].split()  # a few KB: from a heap, never mapped
+        assert len(served) == 4 and not any(s.startswith("mapped:") for s in served), served
         samples = case["samples"]
         assert len(samples["seconds"]) == 3 == len(samples["minor_faults"])
         assert all(s > 0 for s in samples["seconds"])

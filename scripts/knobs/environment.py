@@ -68,18 +68,39 @@ def large_malloc_is_mmapped(size=48 << 20):
     return during - before >= size
 
 
+def glibc_served(call):
+    """Where glibc found the memory for `call`'s result, read while the result is alive:
+    `mapped`, a fresh mmap of its own; `grown`, its heap grown (fresh pages too); `heap`, its
+    heap as it was, or another allocator or a framework's pool. With the call's minor faults."""
+    import resource
+
+    libc = _libc()
+    before, faults = libc.mallinfo2(), resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    mapped, heap = before.hblkhd, before.arena
+    result = call()
+    during = libc.mallinfo2()
+    del result
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
+    source = ("mapped" if during.hblkhd > mapped else "grown" if during.arena > heap
+              else "heap")
+    return source, faults
+
+
 def heap_kept_after_free(total, block=64 << 10):
     """Bytes glibc keeps at the top of its heap after `total` bytes of small blocks are freed:
-    it returns them to the kernel once they exceed its trim threshold. Free chunks inside the
-    heap are used up first (glibc grows the heap only when none fits): a block served from one
-    would go back to it, not to the top, and the top would look trimmed (seen in CI)."""
+    it returns them to the kernel once they exceed its trim threshold. Each block must go back
+    to the top (else the top looks trimmed: seen in CI), so free chunks inside the heap are used
+    up first (glibc grows the heap only when none fits), and the blocks' list is sized before
+    they are allocated (a list that grows reallocates through glibc between them)."""
     libc = _libc()
     heap, fillers = libc.mallinfo2(), []
     for _ in range(heap.fordblks // block + 1):  # bounded: a block may be mmapped, not heap
         fillers.append(libc.malloc(block))
         if libc.mallinfo2().arena > heap.arena:
             break
-    blocks = [libc.malloc(block) for _ in range(total // block)]
+    blocks = [0] * (total // block)
+    for index in range(len(blocks)):
+        blocks[index] = libc.malloc(block)
     for pointer in reversed(blocks):
         libc.free(pointer)
     kept = libc.mallinfo2().keepcost
