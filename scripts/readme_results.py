@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from knobs import experiments, figures  # beside this script
+from knobs import experiments, figures, stats  # beside this script
 from knobs import tables as tidy_tables
 from knobs.hourglass import SEED_SECONDS
 from compare import faults_moved  # scripts/compare.py, beside this script
@@ -990,6 +990,39 @@ def layout_mapped(t):
                 f", {k.split(': ')[1]} after" for k, n in alike.items()) + ".")
 
 
+def torch_copy(t):
+    """PyTorch's copy kernel against glibc's memcpy, and a clone's allocation beside it: per
+    batch, `np.copyto` and `Tensor.copy_` into kept buffers and their ratio, and PyTorch's
+    clone under tcmalloc and glibc against `copy_`, with its faults (ratios paired by round)."""
+    cpu = t.copy[t.copy["device"] == "cpu"]
+
+    def processes(framework, environment, batch):
+        rows = cpu[(cpu["framework"] == framework) & (cpu["environment"] == environment)
+                   & (cpu["batch"] == batch)]
+        return stats.processes_of(rows), rows
+
+    def against(mine, theirs):
+        ratio, low, high = stats.ratio_interval(mine, theirs)
+        return interval({"ratio": ratio, "ratio_low": low, "ratio_high": high})
+
+    lines = ["| batch (MB) | `np.copyto` (ms) | PyTorch's `copy_` (ms; x `np.copyto`) | `clone` "
+             "under tcmalloc (ms; x `copy_`; faults per call) | `clone` under glibc (the same) |",
+             "|---|---|---|---|---|"]
+    for batch, nbytes in _bytes(t).items():
+        limit, limit_rows = processes("copyto", "glibc", batch)
+        kernel, kernel_rows = processes("torch_copyto", "glibc", batch)
+        cells = [ms(limit_rows["seconds"].median()),
+                 f"{ms(kernel_rows['seconds'].median())}; {against(kernel, limit)}"]
+        for environment in ("tcmalloc", "glibc"):
+            clone, rows = processes("torch", environment, batch)
+            cells.append(f"{ms(rows['seconds'].median())}; {against(clone, kernel)}; "
+                         f"{rows['minor_faults'].median():,.0f}")
+        lines.append(f"| {batch} ({nbytes / 1e6:.3g}) | " + " | ".join(cells) + " |")
+    return ("\n".join(lines) + f"\n\n{figures.span(t.summary['processes'])} processes per "
+            "configuration, in rounds; medians of every call, ratios with their 95% interval "
+            "over processes, paired by round.")
+
+
 MEMCPY_USERS = ("numpy", "pytensor", "pytensor_cvm", "theano")  # copy with glibc's memcpy
 
 
@@ -1066,14 +1099,16 @@ BLOCKS = {"machine": machine_line, "copy-table": copy_table, "fault-costs": faul
           "layout-kinds": layout_kinds, "layout-kinds-second": layout_kinds,
           "layout-aa": layout_comparison, "layout-mapped": layout_mapped,
           # from the set that measured the reference's misses again (results/paper/fault_in_copy)
-          "fault-in-copy-run": fault_in_copy_of_set, "fault-in-copy-runs": fault_runs}
+          "fault-in-copy-run": fault_in_copy_of_set, "fault-in-copy-runs": fault_runs,
+          # from PyTorch's copy kernel against memcpy (results/paper/torch_copy)
+          "torch-copy": torch_copy}
 
 
 # Blocks whose name starts so are written from the result set in that folder of --set (the
 # longest prefix that matches).
 SETS = {"gpu-": "gpu", "memcpy-nt-node": "memcpy_nt/node", "memcpy-nt": "memcpy_nt",
         "layout-": "layout", "layout-kinds-second": "layout/second",
-        "layout-mapped": "layout/mapped",
+        "layout-mapped": "layout/mapped", "torch-copy": "torch_copy",
         "fault-in-copy-": "fault_in_copy"}
 
 

@@ -42,6 +42,7 @@ FRAMEWORKS = {
     "numpy": Framework("numpy"),
     "copyto": Framework("numpy"),
     "torch": Framework("torch", devices=("cpu", "gpu"), gpu_library="torch", graph=True),
+    "torch_copyto": Framework("torch"),
     "torch_pinned": Framework("torch", devices=("gpu",), gpu_library="torch", graph=True),
     "torch_pinned_async": Framework("torch", devices=("gpu",), gpu_library="torch", graph=True),
     "memcpy_pinned": Framework("torch", devices=("gpu",), gpu_library="torch"),
