@@ -933,13 +933,13 @@ def layout_mapped(t):
     """How the calls of each process went where its processes differ (process_course): those
     whose every call faulted, those that faulted in their first calls and then stopped, those
     that never faulted; for the first two, the batches each ran before."""
-    if "served_from" not in t.copy:
+    if "served_in_warmup" not in t.copy:
         return "Not measured in this result set."
     cpu = t.copy[t.copy["device"] == "cpu"].sort_values("sample")
     rows = cpu.groupby(["framework", "environment", "batch", "rep"])
-    per_process = rows.agg(served=("served_from", "first"), bytes=("bytes", "first"),
-                           faults=("minor_faults", "median"), seconds=("seconds", "median"),
-                           position=("position", "first"))
+    per_process = rows.agg(served=("served_from", "first"), warmed=("served_in_warmup", "first"),
+                           bytes=("bytes", "first"), faults=("minor_faults", "median"),
+                           seconds=("seconds", "median"), position=("position", "first"))
     per_process[["course", "faulting", "source"]] = [
         process_course(list(group["minor_faults"]), *per_process.loc[key, ["bytes", "served"]])
         for key, group in rows]
@@ -963,7 +963,10 @@ def layout_mapped(t):
             text += (f"the first {figures.span(chosen['faulting'].astype(int))} of "
                      f"{rows.size().max()} calls" if course == "switched"
                      else f"{figures.span(chosen['faulting'].astype(int))} calls, not the first")
-        return (text + f"; {' / '.join(chosen['source'].unique())} after; ran before it: "
+        warmed = sorted({call.split(":")[0] for calls in chosen["warmed"] for call in
+                         calls.split()})
+        return (text + f"; {' and '.join(SOURCES[k] for k in warmed)} in the warm-up, "
+                f"{' / '.join(chosen['source'].unique())} after; ran before it: "
                 + "; ".join(map(before, chosen.index)))
 
     lines = ["| copy | batch (MB) | every timed call faulted | faulted in its first calls, "
@@ -982,10 +985,10 @@ def layout_mapped(t):
     return ("\n".join(lines) + f"\n\n{figures.span(per_process.groupby(level=[0, 1, 2]).size())}"
             " processes per configuration. In each cell: how many processes; their faults per "
             "call x processes (median ms per call), or how many of their timed calls faulted; "
-            "where glibc found the outputs of four untimed calls after the timed ones (`after`; "
-            "glibc's heap: or another allocator, or a framework's pool); the batches each "
-            f"process ran before this one. In the other {alike.sum()} configurations and batches every "
-            "process alike: " + ", ".join(
+            "where glibc found the outputs of the warm-up calls after the first and of four "
+            "untimed calls after the timed ones (`after`; glibc's heap: or another allocator, "
+            "or a framework's pool); the batches each process ran before this one. In the "
+            f"other {alike.sum()} configurations and batches every process alike: " + ", ".join(
                 f"{n} {'every call faulted' if k.startswith('every') else 'no call faulted'}"
                 f", {k.split(': ')[1]} after" for k, n in alike.items()) + ".")
 

@@ -36,6 +36,7 @@ def test_identity_returns_a_fresh_equal_copy(framework, tmp_path):
         assert check["fresh_output"] == (not framework.endswith("copyto"))
         served = case["info"]["served_from"].split()  # a few KB: from a heap, never mapped
         assert len(served) == 4 and not any(s.startswith("mapped:") for s in served), served
+        assert case["info"]["served_in_warmup"] == ""  # one warm-up call, the first: unwatched
         samples = case["samples"]
         assert len(samples["seconds"]) == 3 == len(samples["minor_faults"])
         assert all(s > 0 for s in samples["seconds"])

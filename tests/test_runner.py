@@ -188,3 +188,13 @@ def test_the_readme_example_runs_as_written(tmp_path):
     assert set(table["environment"]) == set(section["environments"]) | {"glibc.twin"}
     assert table["value"].notna().all()  # each step returned its loss
     assert (tmp_path / "results/figures/my_model.png").exists()
+
+
+def test_a_benchmark_may_watch_its_warm_up_calls_but_not_the_first_or_the_timed_ones():
+    from knobs.runner import measure
+
+    calls, watched = [], []
+    step = lambda: calls.append(len(calls))  # noqa: E731
+    record = measure(step, 3, 4, warm=lambda s: watched.append(s()))
+    assert len(calls) == 7 and len(watched) == 2  # calls 2 and 3 of the warm-up
+    assert len(record["samples"]["seconds"]) == 4

@@ -47,14 +47,15 @@ def _dropped(value):
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def measure(step, warmup, samples):
+def measure(step, warmup, samples, warm=None):
     """`warmup` discarded calls (at least one: the first, which compiles and allocates, is
-    timed apart), then `samples` timed calls with their counters."""
+    timed apart), then `samples` timed calls with their counters. `warm(step)`, where a
+    benchmark has one, makes the warm-up calls after the first (to watch what they do)."""
     start = time.perf_counter()
     _dropped(step())
     first = time.perf_counter() - start
     for _ in range(warmup - 1):
-        _dropped(step())
+        _dropped(warm(step) if warm else step())
     record = {"seconds": [], "cpu_seconds": [], "value": [], **{key: [] for key in COUNTERS}}
     gc.disable()  # a collection inside one sample would be charged to it
     try:
@@ -103,7 +104,8 @@ def run(job, out, started, trace=None):
             step = benchmark.setup(case)
             if position == 0:
                 timeline["first_case_ready"] = time.perf_counter() - started
-            cases[case] = {"position": position, **measure(step, job["warmup"], job["samples"])}
+            cases[case] = {"position": position, **measure(step, job["warmup"], job["samples"],
+                                                           getattr(benchmark, "warm", None))}
             del step  # released before the next case is set up
             cases[case]["info"] = benchmark.info(case) if hasattr(benchmark, "info") else {}
     except benchmarks.Unavailable as error:

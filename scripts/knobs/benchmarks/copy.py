@@ -40,7 +40,7 @@ class Benchmark:
                              f"not {device}")
         self.batches, self.image, self.input = params["batches"], params["image"], params["input"]
         self.module = frameworks.load(self.name)
-        self.identity, self.facts, self.calls = None, {}, {}
+        self.identity, self.facts, self.calls, self.warmed = None, {}, {}, []
 
     def cases(self):
         return [str(batch) for batch in sorted(self.batches)]
@@ -54,14 +54,20 @@ class Benchmark:
         self.facts[case] = {"batch": batch, "bytes": host.nbytes,
                             "check": check_copy(self.identity, native, host)}
         call = self.identity.call
-        self.calls[case] = lambda: call(native)
+        self.calls[case], self.warmed = (lambda: call(native)), []
         return self.calls[case]
 
+    def warm(self, step):
+        """A warm-up call, watched: where glibc found its output, with its faults."""
+        self.warmed.append("%s:%d" % environment.glibc_served(step))
+
     def info(self, case):
-        """The case's facts, and a few more calls after the timed ones: where glibc found each
-        one's output and its faults, `mapped:820 heap:0 ...` (its state after the cases before
-        decides, and may alternate from call to call)."""
+        """The case's facts, and where glibc found the outputs, with each call's faults
+        (`mapped:820 heap:0 ...`: its state after the cases before decides, and may change from
+        call to call): in the warm-up calls after the first (`served_in_warmup`) and in a few
+        more calls after the timed ones (`served_from`)."""
         call = self.calls.pop(case)
+        self.facts[case]["served_in_warmup"] = " ".join(self.warmed)
         self.facts[case]["served_from"] = " ".join(
             "%s:%d" % environment.glibc_served(call) for _ in range(SERVED_CALLS))
         return self.facts[case]
