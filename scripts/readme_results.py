@@ -916,6 +916,13 @@ def layout_kinds(t):
 SOURCES = {"mapped": "a fresh mapping", "grown": "glibc's heap grown", "heap": "glibc's heap"}
 
 
+def served_sources(served):
+    """'glibc's heap grown and glibc's heap': the sources in `served` texts
+    (`served_from`, `served_in_warmup`: 'grown:1176 heap:0 ...'), each once."""
+    sources = sorted({call.split(":")[0] for text in served for call in text.split()})
+    return " and ".join(SOURCES[k] for k in sources)
+
+
 def process_course(faults, bytes_, served):
     """How one process's calls at one batch went: 'every' (every timed call faulted),
     'none', 'switched' (its first calls faulted, the rest did not) or 'mixed'; the number of
@@ -925,8 +932,7 @@ def process_course(faults, bytes_, served):
     count = sum(faulted)
     course = ("every" if all(faulted) else "none" if not count
               else "switched" if all(faulted[:count]) else "mixed")
-    sources = sorted({call.split(":")[0] for call in served.split()})
-    return course, count, " and ".join(SOURCES[k] for k in sources)
+    return course, count, served_sources([served])
 
 
 def layout_mapped(t):
@@ -963,9 +969,7 @@ def layout_mapped(t):
             text += (f"the first {figures.span(chosen['faulting'].astype(int))} of "
                      f"{rows.size().max()} calls" if course == "switched"
                      else f"{figures.span(chosen['faulting'].astype(int))} calls, not the first")
-        warmed = sorted({call.split(":")[0] for calls in chosen["warmed"] for call in
-                         calls.split()})
-        return (text + f"; {' and '.join(SOURCES[k] for k in warmed)} in the warm-up, "
+        return (text + f"; {served_sources(chosen['warmed'])} in the warm-up, "
                 f"{' / '.join(chosen['source'].unique())} after; ran before it: "
                 + "; ".join(map(before, chosen.index)))
 
