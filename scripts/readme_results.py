@@ -935,13 +935,14 @@ def process_course(faults, bytes_, served):
     return course, count, served_sources([served])
 
 
-def layout_mapped(t):
-    """How the calls of each process went where its processes differ (process_course): those
-    whose every call faulted, those that faulted in their first calls and then stopped, those
-    that never faulted; for the first two, the batches each ran before."""
-    if "served_in_warmup" not in t.copy:
-        return "Not measured in this result set."
+def process_courses(t):
+    """One row per process and case of the copy step on the CPU (framework, environment,
+    batch, rep): its median faults and time, where its outputs came from (`warmed`, `served`),
+    its `position` among the cases, and how its timed calls went (process_course: `course`,
+    `faulting`, `source`); with the number of timed calls per case."""
     cpu = t.copy[t.copy["device"] == "cpu"].sort_values("sample")
+    cpu = cpu.assign(**{column: "" for column in ("served_from", "served_in_warmup")
+                        if column not in cpu})  # sets measured before they were recorded
     rows = cpu.groupby(["framework", "environment", "batch", "rep"])
     per_process = rows.agg(served=("served_from", "first"), warmed=("served_in_warmup", "first"),
                            bytes=("bytes", "first"), faults=("minor_faults", "median"),
@@ -949,6 +950,16 @@ def layout_mapped(t):
     per_process[["course", "faulting", "source"]] = [
         process_course(list(group["minor_faults"]), *per_process.loc[key, ["bytes", "served"]])
         for key, group in rows]
+    return per_process, rows.size().max()
+
+
+def layout_mapped(t):
+    """How the calls of each process went where its processes differ (process_course): those
+    whose every call faulted, those that faulted in their first calls and then stopped, those
+    that never faulted; for the first two, the batches each ran before."""
+    if "served_in_warmup" not in t.copy:
+        return "Not measured in this result set."
+    per_process, calls = process_courses(t)
     positions = per_process["position"]
 
     def before(key):  # the batches this process ran before this one
@@ -967,7 +978,7 @@ def layout_mapped(t):
             text += kinds_text(chosen)
         else:
             text += (f"the first {figures.span(chosen['faulting'].astype(int))} of "
-                     f"{rows.size().max()} calls" if course == "switched"
+                     f"{calls} calls" if course == "switched"
                      else f"{figures.span(chosen['faulting'].astype(int))} calls, not the first")
         return (text + f"; {served_sources(chosen['warmed'])} in the warm-up, "
                 f"{' / '.join(chosen['source'].unique())} after; ran before it: "
@@ -995,6 +1006,122 @@ def layout_mapped(t):
             f"other {alike.sum()} configurations and batches every process alike: " + ", ".join(
                 f"{n} {'every call faulted' if k.startswith('every') else 'no call faulted'}"
                 f", {k.split(': ')[1]} after" for k, n in alike.items()) + ".")
+
+
+def course_cell(processes, calls):
+    """'every call 3 (1,178 faults); first 4 to 7 of 20 calls 5; none 2': how these processes'
+    timed calls went (process_courses), each course with how many processes took it."""
+    parts = []
+    for course in ("every", "switched", "mixed", "none"):
+        group = processes[processes["course"] == course]
+        if group.empty:
+            continue
+        span = figures.span(group["faulting"].astype(int))
+        parts.append({"every": "every call {n} (" + ", ".join(
+                          f"{f:,.0f}" for f in sorted(group["faults"].unique())) + " faults)",
+                      "switched": f"first {span} of {calls} calls {{n}}",
+                      "mixed": f"{span} calls, not the first, {{n}}",
+                      "none": "none {n}"}[course].format(n=len(group)))
+    return "; ".join(parts)
+
+
+# numpy's copy into memory asked for PyTorch's way, and the PyTorch runs it stands for
+ALIGNED_AS = {("aligned", "glibc"): ("torch", "glibc"),
+              ("aligned_thp", "glibc"): ("torch", "torch_thp")}
+
+
+def aligned(t):
+    """numpy's copy into posix_memalign'd memory beside numpy and PyTorch: per configuration
+    and batch, how the processes' timed calls went; and, below glibc's ceiling, in how many
+    rounds and batches the aligned copy's process and PyTorch's both faulted (in some timed
+    call; in every one) and in how many only one of them did."""
+    per_process, calls = process_courses(t)
+    sizes = _bytes(t)
+    lines = ["| copy | " + " | ".join(f"{b} ({n / 1e6:.3g} MB)" for b, n in sizes.items())
+             + " |", "|---" * (len(sizes) + 1) + "|"]
+    for (framework, environment), group in per_process.groupby(level=[0, 1]):
+        lines.append(f"| {framework} {environment} | " + " | ".join(
+            course_cell(group.xs(batch, level=2), calls) for batch in sizes.index) + " |")
+    faulted, every = per_process["course"] != "none", per_process["course"] == "every"
+    below = [b for b, n in sizes.items() if n < 32 << 20]
+
+    def both_and_one(kind, mine, theirs):  # rounds and batches below the ceiling
+        mine, theirs = (kind.xs(key, level=[0, 1]).loc[below] for key in (mine, theirs))
+        return (f"in both {(mine & theirs).sum()}, in one only {(mine ^ theirs).sum()} "
+                f"(of {len(mine)})")
+
+    pairs = [f"{mine[0]} under {mine[1]} and {theirs[0]} under {theirs[1]}: a faulting call "
+             f"{both_and_one(faulted, mine, theirs)}; every call faulting "
+             f"{both_and_one(every, mine, theirs)}" for mine, theirs in ALIGNED_AS.items()]
+    numpy = faulted.xs("numpy", level=0)
+    numpy_below = numpy[numpy.index.get_level_values("batch").isin(below)]
+    return ("\n".join(lines) + f"\n\n{figures.span(per_process.groupby(level=[0, 1, 2]).size())}"
+            f" processes per configuration, in rounds (one process of each per round, the same "
+            f"case order). Each cell: how the processes' {calls} timed calls went (every call "
+            "faulted, with its faults per call; the first calls faulted, then none; some calls "
+            "faulted, not the first; none did: a call faults where it pays at least one fault "
+            "per 4 MiB of its output) and how many processes did so. Below glibc's 32 MiB "
+            f"ceiling, numpy's processes with a faulting call: {numpy_below.sum()} of "
+            f"{len(numpy_below)}. Rounds and batches below the ceiling where the aligned copy's "
+            "process and PyTorch's faulted: " + "; ".join(pairs) + ".")
+
+
+CEILING = 32 << 20  # glibc's mmap threshold never rises above this (64-bit)
+THP_ALIGNMENT = 2 << 20  # what PyTorch asks under THP_MEM_ALLOC_ENABLE=1, and aligned_thp
+
+
+def maps_afresh(nbytes, earlier, alignment=THP_ALIGNMENT, comparisons=True):
+    """Whether glibc maps every output of `nbytes` asked with `alignment` afresh, in a process
+    whose earlier cases were of `earlier` bytes. glibc serves a request above its mmap
+    threshold with a mapping and raises the threshold to the size of each mapping it frees (up
+    to its ceiling): each earlier case freed its input (its bytes) and its copy check's
+    comparison (one bool per float32: a quarter). An aligned request asks for the alignment on
+    top; an output's own mapping, freed, raises the threshold only to the block without its
+    padding, short of the next request: once mapped afresh, always. `comparisons=False`
+    leaves the copy checks' comparisons out (to show what they decide)."""
+    freed = [size for case in earlier for size in (case, case // 4)[:1 + comparisons]
+             if size <= CEILING]
+    return max(freed, default=0) < nbytes + alignment
+
+
+def asks_thp_alignment(t, framework, environment):
+    spec = t.config["environments"].get(environment.split(".")[0], {})
+    return framework == "aligned_thp" or (
+        framework == "torch" and str(spec.get("env", {}).get("THP_MEM_ALLOC_ENABLE")) == "1")
+
+
+# The shipped sets whose processes' case orders and per-call faults test maps_afresh
+THRESHOLD_SETS = ("", "layout", "layout/second", "layout/mapped", "aligned", "aligned/second")
+
+
+def mmap_threshold(t):
+    """maps_afresh against what each process did, for every configuration asking 2 MiB
+    alignment below glibc's ceiling in the shipped sets: the processes and cases whose every
+    timed call faulted (a fresh mapping each), measured and predicted."""
+    lines = ["| result set | copy | process-cases | every call faulted | predicted | "
+             "agree | agree without the comparisons |", "|---|---|---|---|---|---|---|"]
+    for folder in THRESHOLD_SETS:
+        tables = tables_at(t.root / folder) if folder else t
+        per_process = process_courses(tables)[0].reset_index()
+        for (framework, environment), group in per_process.groupby(["framework",
+                                                                    "environment"]):
+            if not asks_thp_alignment(tables, framework, environment):
+                continue
+            cases = group[group["bytes"] + THP_ALIGNMENT < CEILING]
+            earlier = [group[(group["rep"] == row.rep) & (group["position"] < row.position)]
+                       ["bytes"] for row in cases.itertuples()]
+            predicted, without = ([maps_afresh(nbytes, before, comparisons=comparisons)
+                                   for nbytes, before in zip(cases["bytes"], earlier)]
+                                  for comparisons in (True, False))
+            measured = cases["course"] == "every"
+            lines.append(f"| {folder or 'the reference run'} | {framework} {environment} | "
+                         f"{len(cases)} | {measured.sum()} | {sum(predicted)} | "
+                         f"{(measured == predicted).sum()} | {(measured == without).sum()} |")
+    return ("\n".join(lines) + "\n\nA process-case: one process at one batch whose output and "
+            "its 2 MiB of alignment stay below glibc's 32 MiB ceiling (above it every call maps "
+            "afresh in every process). Predicted: no earlier case of the process freed a "
+            "mapping at least as large as this case's request (its input, or its copy check's "
+            "comparison, a quarter of it); the last column leaves the comparisons out.")
 
 
 def torch_copy(t):
@@ -1108,7 +1235,11 @@ BLOCKS = {"machine": machine_line, "copy-table": copy_table, "fault-costs": faul
           # from the set that measured the reference's misses again (results/paper/fault_in_copy)
           "fault-in-copy-run": fault_in_copy_of_set, "fault-in-copy-runs": fault_runs,
           # from PyTorch's copy kernel against memcpy (results/paper/torch_copy)
-          "torch-copy": torch_copy}
+          "torch-copy": torch_copy,
+          # from numpy's copy into memory aligned as PyTorch asks (results/paper/aligned)
+          "aligned": aligned, "aligned-second": aligned,
+          # glibc's mmap threshold against the order of the cases, over the shipped sets
+          "mmap-threshold": mmap_threshold}
 
 
 # Blocks whose name starts so are written from the result set in that folder of --set (the
@@ -1116,6 +1247,7 @@ BLOCKS = {"machine": machine_line, "copy-table": copy_table, "fault-costs": faul
 SETS = {"gpu-": "gpu", "memcpy-nt-node": "memcpy_nt/node", "memcpy-nt": "memcpy_nt",
         "layout-": "layout", "layout-kinds-second": "layout/second",
         "layout-mapped": "layout/mapped", "torch-copy": "torch_copy",
+        "aligned": "aligned", "aligned-second": "aligned/second",
         "fault-in-copy-": "fault_in_copy"}
 
 

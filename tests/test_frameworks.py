@@ -4,10 +4,11 @@ run as the workflow runs it (its own runtime, through the launcher)."""
 import json
 import subprocess
 
+import numpy as np
 import pytest
 
 from conftest import PYTHON, SCRIPTS, THEANO_PYTHON, run_benchmark
-from knobs import frameworks, machine
+from knobs import environment, frameworks, machine
 from knobs.results import read
 
 ON_CPU = [f for f in sorted(frameworks.FRAMEWORKS) if "cpu" in frameworks.devices(f)]
@@ -34,13 +35,34 @@ def test_identity_returns_a_fresh_equal_copy(framework, tmp_path):
         check = case["info"]["check"]
         assert check["equal"] and not check["aliases_input"]
         assert check["fresh_output"] == (not framework.endswith("copyto"))
-        served = case["info"]["served_from"].split()  # a few KB: from a heap, never mapped
-        assert len(served) == 4 and not any(s.startswith("mapped:") for s in served), served
+        # a few KB: from a heap, never mapped, but where 2 MiB of alignment are asked on top
+        served = case["info"]["served_from"].split()
+        assert len(served) == 4, served
+        assert all(s.startswith("mapped:") == (framework == "aligned_thp") for s in served)
         assert case["info"]["served_in_warmup"] == ""  # one warm-up call, the first: unwatched
         samples = case["samples"]
         assert len(samples["seconds"]) == 3 == len(samples["minor_faults"])
         assert all(s > 0 for s in samples["seconds"])
     assert run["knobs"]["name"] == "glibc" and run["machine"]["cpu"]
+
+
+@pytest.mark.parametrize("name", ["aligned", "aligned_thp"])
+def test_an_aligned_output_is_aligned_and_freed_with_its_array(name):
+    libc, module = environment._libc(), frameworks.load(name)
+    x = np.random.default_rng(0).random((1, 3, 64, 64), dtype=np.float32)
+    identity = module.build(x)
+
+    def in_use():  # glibc's bytes handed out, in its heap and in mappings of their own
+        info = libc.mallinfo2()
+        return info.uordblks + info.hblkhd
+
+    before = in_use()
+    output = identity.call(x)
+    during = in_use()
+    assert output.ctypes.data % module.ALIGNMENT == 0 and np.array_equal(output, x)
+    assert identity.evidence["alignment"] == module.ALIGNMENT
+    del output
+    assert during - before >= x.nbytes > in_use() - before
 
 
 @pytest.mark.parametrize("framework", GRAPHS_ON_CPU)

@@ -26,3 +26,20 @@ def test_every_block_has_a_writer_and_every_writer_a_block():
 
     names = set(re.findall(r"<!-- BEGIN generated: ([\w-]+) -->", (REPO / "README.md").read_text()))
     assert names == set(readme_results.BLOCKS)
+
+
+def test_the_mmap_threshold_rule_follows_what_the_cases_before_freed():
+    import sys
+
+    sys.path.insert(0, str(REPO / "scripts"))
+    from readme_results import maps_afresh
+
+    mb = 1 << 20
+    assert maps_afresh(5 * mb, [])  # nothing freed yet: 5 MiB + 2 MiB maps
+    assert maps_afresh(5 * mb, [2 * mb])  # a smaller case's input raised it short of 7 MiB
+    assert not maps_afresh(5 * mb, [10 * mb])  # a larger case's input raised it past
+    # above the 32 MiB ceiling an input never raises it, but its comparison (a quarter) may
+    assert not maps_afresh(5 * mb, [40 * mb])
+    assert maps_afresh(5 * mb, [40 * mb], comparisons=False)
+    assert maps_afresh(10 * mb, [40 * mb])  # the 10 MiB comparison is short of 12 MiB
+    assert maps_afresh(5 * mb, [10 * mb], alignment=8 * mb)  # more alignment asks for more

@@ -41,6 +41,8 @@ FRAMEWORKS = {
     "pytensor_jax": Framework("pytensor", ("pytensor", "jax"), ("cpu", "gpu"), "jax", True),
     "numpy": Framework("numpy"),
     "copyto": Framework("numpy"),
+    "aligned": Framework("numpy"),
+    "aligned_thp": Framework("numpy"),
     "torch": Framework("torch", devices=("cpu", "gpu"), gpu_library="torch", graph=True),
     "torch_copyto": Framework("torch"),
     "torch_pinned": Framework("torch", devices=("gpu",), gpu_library="torch", graph=True),

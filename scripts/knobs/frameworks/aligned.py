@@ -1,0 +1,45 @@
+"""numpy's copy into memory asked for as PyTorch asks for it on the CPU: `posix_memalign` with
+64-byte alignment (c10's) instead of numpy's `malloc`, all else numpy's. Beside numpy it shows
+what the alignment request alone does to where glibc finds each output."""
+
+import ctypes
+
+import numpy as np
+
+from knobs.frameworks import Identity
+
+ALIGNMENT = 64  # c10's gAlignment: what PyTorch's CPU allocator asks posix_memalign for
+
+
+class AlignedBlock:
+    """`nbytes` from `posix_memalign`, freed when the last array over it goes (its base)."""
+
+    # the process's own allocator: a preloaded one (tcmalloc) serves it, as it serves PyTorch
+    libc = ctypes.CDLL(None)
+    libc.posix_memalign.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t,
+                                    ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+
+    def __init__(self, like, alignment):
+        pointer = ctypes.c_void_p()
+        if self.libc.posix_memalign(ctypes.byref(pointer), alignment, like.nbytes):
+            raise MemoryError(f"posix_memalign({alignment}, {like.nbytes}) failed")
+        self.pointer = pointer.value
+        self.__array_interface__ = {"data": (self.pointer, False), "shape": like.shape,
+                                    "typestr": like.dtype.str, "version": 3}
+
+    def __del__(self):
+        self.libc.free(self.pointer)
+
+
+def copy_into_aligned(x, alignment):
+    output = np.asarray(AlignedBlock(x, alignment))
+    np.copyto(output, x)
+    return output
+
+
+def build(example, device="cpu", alignment=ALIGNMENT):
+    return Identity(call=lambda x: copy_into_aligned(x, alignment), prepare=lambda x: x,
+                    to_numpy=lambda y: y, version=np.__version__,
+                    evidence={"op": f"numpy.copyto into posix_memalign({alignment})",
+                              "alignment": alignment})
