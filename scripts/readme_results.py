@@ -668,6 +668,13 @@ def aa_third(t):
                            "The second default run against a third, an hour later")
 
 
+def counts_of(counts, totals):
+    """'4 and 0 of 162' where both runs have as many verdicts, else '4 of 162 and 0 of 160'."""
+    if len(set(totals)) == 1:
+        return " and ".join(map(str, counts)) + f" of {totals[0]}"
+    return " and ".join(f"{count} of {total}" for count, total in zip(counts, totals))
+
+
 def timed_pair(folder, what):
     """Two default `make run`s back to back, each timed from start to report (run_times.csv),
     and where each run's own verdicts are kept (first_verdicts.csv, second_verdicts.csv), how
@@ -682,8 +689,8 @@ def timed_pair(folder, what):
             if (folder / f"{run}_verdicts.csv").exists()]
     if runs:
         withheld = [v[v["withheld_for_kinds"]] for v in runs]
-        text += (" Verdicts withheld for processes of two kinds: " + " and ".join(
-            str(len(w)) for w in withheld) + f" of {len(runs[0])} ("
+        text += (" Verdicts withheld for processes of two kinds: "
+                 + counts_of([len(w) for w in withheld], [len(v) for v in runs]) + " ("
             + "; ".join(sorted({f"{r['label']} {r['case']}" for w in withheld
                                 for _, r in w.iterrows()}))
             + ").")
@@ -866,6 +873,24 @@ def memcpy_nt_node(t):
             f"({machine_kind_short(t.machine)}), {t.machine['glibc']}, L3 as reported "
             f"{t.machine['l3_cache']}; processes per configuration: {processes} (no interval "
             "over processes, so no verdict):\n\n" + store_path_table(t))
+
+
+def settling_table(t):
+    """The copy configurations with processes still settling when the clock started (the
+    summary's `settling`), by batch; and how many process-cases of the other experiments."""
+    summary = t.summary[t.summary["settling"] > 0]
+    copies = summary[summary["experiment"] == "copy"]
+    lines = ["| copy | settling processes at each batch (of processes) |", "|---|---|"]
+    for (framework, environment), rows in copies.groupby(["framework", "environment"]):
+        lines.append(f"| {framework} {environment} | " + ", ".join(
+            f"{row.batch}: {row.settling} of {row.processes}" for row in rows.itertuples())
+            + " |")
+    others = summary[summary["experiment"] != "copy"].groupby("experiment")["settling"].sum()
+    return ("\n".join(lines) + "\n\nA settling process: its first timed call faulted (more "
+            "than the threshold's share of the configuration's median time, at about a "
+            "microsecond a fault) and none in the second half of its calls did. Elsewhere: "
+            + (", ".join(f"{n} in the {e} experiment" for e, n in others.items()) or "none")
+            + ".")
 
 
 def process_kinds(t, framework, environment, batch):
@@ -1055,6 +1080,18 @@ def aligned(t):
              f"{both_and_one(every, mine, theirs)}" for mine, theirs in ALIGNED_AS.items()]
     numpy = faulted.xs("numpy", level=0)
     numpy_below = numpy[numpy.index.get_level_values("batch").isin(below)]
+    above = []  # every output a fresh mapping: the same memcpy, the same faults
+    for batch in (b for b in sizes.index if b not in below):
+        (mine, rows), (numpys, numpy_rows), (torchs, torch_rows) = (
+            copy_processes(t, f, "glibc", batch) for f in ("aligned", "numpy", "torch"))
+
+        def faults(r):
+            return f"{r['minor_faults'].median():,.0f}"
+
+        above.append(f"at {batch} ({sizes[batch] / 1e6:.3g} MB) the aligned copy ("
+                     f"{faults(rows)} faults per call) against numpy's ({faults(numpy_rows)}: "
+                     f"numpy asks for huge pages) {against(mine, numpys)}, and PyTorch's ("
+                     f"{faults(torch_rows)}) against the aligned copy {against(torchs, mine)}")
     return ("\n".join(lines) + f"\n\n{figures.span(per_process.groupby(level=[0, 1, 2]).size())}"
             f" processes per configuration, in rounds (one process of each per round, the same "
             f"case order). Each cell: how the processes' {calls} timed calls went (every call "
@@ -1063,7 +1100,8 @@ def aligned(t):
             "per 4 MiB of its output) and how many processes did so. Below glibc's 32 MiB "
             f"ceiling, numpy's processes with a faulting call: {numpy_below.sum()} of "
             f"{len(numpy_below)}. Rounds and batches below the ceiling where the aligned copy's "
-            "process and PyTorch's faulted: " + "; ".join(pairs) + ".")
+            "process and PyTorch's faulted: " + "; ".join(pairs) + ". Above the ceiling, "
+            "under glibc, paired by round: " + "; ".join(above) + ".")
 
 
 CEILING = 32 << 20  # glibc's mmap threshold never rises above this (64-bit)
@@ -1124,21 +1162,25 @@ def mmap_threshold(t):
             "comparison, a quarter of it); the last column leaves the comparisons out.")
 
 
+def copy_processes(t, framework, environment, batch):
+    """A CPU copy configuration's processes at `batch` (stats.processes_of) and its rows."""
+    cpu = t.copy
+    rows = cpu[(cpu["device"] == "cpu") & (cpu["framework"] == framework)
+               & (cpu["environment"] == environment) & (cpu["batch"] == batch)]
+    return stats.processes_of(rows), rows
+
+
+def against(mine, theirs):
+    """'0.97x [0.93, 1.02]': processes against processes, paired by round."""
+    ratio, low, high = stats.ratio_interval(mine, theirs)
+    return interval({"ratio": ratio, "ratio_low": low, "ratio_high": high})
+
+
 def torch_copy(t):
     """PyTorch's copy kernel against glibc's memcpy, and a clone's allocation beside it: per
     batch, `np.copyto` and `Tensor.copy_` into kept buffers and their ratio, and PyTorch's
     clone under tcmalloc and glibc against `copy_`, with its faults (ratios paired by round)."""
-    cpu = t.copy[t.copy["device"] == "cpu"]
-
-    def processes(framework, environment, batch):
-        rows = cpu[(cpu["framework"] == framework) & (cpu["environment"] == environment)
-                   & (cpu["batch"] == batch)]
-        return stats.processes_of(rows), rows
-
-    def against(mine, theirs):
-        ratio, low, high = stats.ratio_interval(mine, theirs)
-        return interval({"ratio": ratio, "ratio_low": low, "ratio_high": high})
-
+    processes = functools.partial(copy_processes, t)
     lines = ["| batch (MB) | `np.copyto` (ms) | PyTorch's `copy_` (ms; x `np.copyto`) | `clone` "
              "under tcmalloc (ms; x `copy_`; faults per call) | `clone` under glibc (the same) |",
              "|---|---|---|---|---|"]
@@ -1221,7 +1263,7 @@ BLOCKS = {"machine": machine_line, "copy-table": copy_table, "fault-costs": faul
           "aa-reference": reference_comparison, "resolve": resolve_comparison,
           "resolve-reference": resolve_reference, "aa-third": aa_third,
           "aa-timed": aa_timed, "aa-kinds": aa_kinds,
-          "why-copy": why_copy, "why-hourglass": why_hourglass, "fault-share": fault_share,
+          "why-copy": why_copy, "settling": settling_table, "why-hourglass": why_hourglass, "fault-share": fault_share,
           # from the GPU's result set (results/paper/gpu)
           "gpu-machine": gpu_machine, "gpu-copy": gpu_copy, "gpu-hourglass-table": hourglass_table,
           "gpu-hourglass-verdicts": hourglass_sentences, "gpu-hourglass": gpu_hourglass, "gpu-aa": gpu_comparison,

@@ -43,3 +43,13 @@ def test_the_mmap_threshold_rule_follows_what_the_cases_before_freed():
     assert maps_afresh(5 * mb, [40 * mb], comparisons=False)
     assert maps_afresh(10 * mb, [40 * mb])  # the 10 MiB comparison is short of 12 MiB
     assert maps_afresh(5 * mb, [10 * mb], alignment=8 * mb)  # more alignment asks for more
+
+
+def test_withheld_counts_name_each_runs_total_where_they_differ():
+    import sys
+
+    sys.path.insert(0, str(REPO / "scripts"))
+    from readme_results import counts_of
+
+    assert counts_of([4, 0], [162, 162]) == "4 and 0 of 162"
+    assert counts_of([4, 0], [162, 160]) == "4 of 162 and 0 of 160"

@@ -338,3 +338,20 @@ def test_a_verdict_that_may_hide_a_kind_of_process_waits_for_enough_processes(co
     row = table[(table["label"] == "thp") & (table["case"] == 2)].iloc[0]
     assert row["withheld_for_kinds"] == few
     assert row["processes_to_resolve"] == (stats.UNSEEN_KIND_PROCESSES if few else 0)
+
+
+def test_processes_whose_first_samples_fault_and_then_stop_are_counted_as_settling():
+    """PyTorch's aligned outputs under glibc: some processes fault in their first timed calls
+    (glibc grows its heap), then never; a process faulting on every call is not settling."""
+    rows = []
+    courses = {0: [800] * 4 + [0] * 16, 1: [0] * 20, 2: [800] * 20, 3: [800] * 3 + [0] * 17,
+               4: [0] * 5 + [800] + [0] * 14, 5: [800] * 12 + [0] * 8}
+    for rep, faults in courses.items():
+        rows += [{"environment": "glibc", "batch": 2, "rep": rep, "sample": sample,
+                  "seconds": 1e-4 * (10 if f else 1), "minor_faults": f}
+                 for sample, f in reversed(list(enumerate(faults)))]  # order by `sample`
+    table = pd.DataFrame(rows)
+    assert stats.settling(table, 0.05) == 2  # reps 0 and 3; 4 began clean, 5 still faulting
+    summary = stats.summarize(table, ["environment", "batch"], baseline={})
+    assert summary["settling"].tolist() == [2]
+    assert stats.settling(table.drop(columns="minor_faults"), 0.05) == 0

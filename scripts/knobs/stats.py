@@ -225,6 +225,23 @@ def fault_kinds(table, keys, case, threshold):
     return kinds, mixed
 
 
+def settling(group, threshold):
+    """How many of one configuration's processes were still settling when the clock started:
+    their first timed sample faulted (more than the threshold's share of the configuration's
+    median time, at FAULT_SECONDS a fault) and none of their second half did. Their warm-up
+    was too short (PyTorch's aligned outputs under glibc: README "Where each output's memory
+    comes from"); the median hides them, the spread does not."""
+    if "minor_faults" not in group:
+        return 0
+    budget = threshold * group["seconds"].median() / FAULT_SECONDS
+    count = 0
+    for _, process in group.groupby("rep"):
+        ordered = process.sort_values("sample") if "sample" in process else process
+        faulted = (ordered["minor_faults"] > budget).to_numpy()
+        count += bool(faulted[0] and not faulted[len(faulted) // 2:].any())
+    return count
+
+
 def summarize(table, keys, baseline, twin_suffix=".twin", threshold=0.05, cv_threshold=0.10,
               kinds_by=None):
     """One row per configuration (`keys`): samples and processes, the median with its
@@ -233,10 +250,11 @@ def summarize(table, keys, baseline, twin_suffix=".twin", threshold=0.05, cv_thr
     intervals, the A/A noise floor of that baseline, and the verdict, withheld
     (`inconclusive`) where either side may hide a kind of process (`fault_kinds`: it faults
     alike at this case but in two kinds at another case, the column `kinds_by`, with fewer
-    than UNSEEN_KIND_PROCESSES; None: no such rule)."""
-    groups, orders = {}, {}
+    than UNSEEN_KIND_PROCESSES; None: no such rule); and how many processes were `settling`."""
+    groups, orders, settled = {}, {}, {}
     for name, group in table.groupby(keys):
         groups[name], orders[name] = processes_of(group), positions_of(group)
+        settled[name] = settling(group, threshold)
     kinds, mixed = fault_kinds(table, keys, kinds_by, threshold)
     at = keys.index(kinds_by) if kinds_by in keys else None
     hides_a_kind = lambda name: (kinds.get(name) == "faulting" and len(groups[name])
@@ -256,6 +274,7 @@ def summarize(table, keys, baseline, twin_suffix=".twin", threshold=0.05, cv_thr
         row["noisy"] = bool(row["cv"] > cv_threshold)
         row["process_kinds"] = kinds.get(name, "")
         row["hides_a_kind"] = bool(kinds) and hides_a_kind(name)
+        row["settling"] = settled[name]
         reference = {**config, **baseline}
         twin = ({**reference, "environment": reference["environment"] + twin_suffix}
                 if "environment" in reference else None)
