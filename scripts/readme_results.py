@@ -1092,6 +1092,10 @@ def aligned(t):
                      f"{faults(rows)} faults per call) against numpy's ({faults(numpy_rows)}: "
                      f"numpy asks for huge pages) {against(mine, numpys)}, and PyTorch's ("
                      f"{faults(torch_rows)}) against the aligned copy {against(torchs, mine)}")
+    cases = per_process[per_process.index.get_level_values("batch").isin(below)]
+    grown = cases["warmed"].str.contains("grown:").groupby(level=[0, 1])
+    grown = "; ".join(f"{f} {e} {n} of {total}" for (f, e), n, total in
+                      zip(grown.sum().index, grown.sum(), grown.size()))
     return ("\n".join(lines) + f"\n\n{figures.span(per_process.groupby(level=[0, 1, 2]).size())}"
             f" processes per configuration, in rounds (one process of each per round, the same "
             f"case order). Each cell: how the processes' {calls} timed calls went (every call "
@@ -1100,7 +1104,9 @@ def aligned(t):
             "per 4 MiB of its output) and how many processes did so. Below glibc's 32 MiB "
             f"ceiling, numpy's processes with a faulting call: {numpy_below.sum()} of "
             f"{len(numpy_below)}. Rounds and batches below the ceiling where the aligned copy's "
-            "process and PyTorch's faulted: " + "; ".join(pairs) + ". Above the ceiling, "
+            "process and PyTorch's faulted: " + "; ".join(pairs) + ". Processes and batches "
+            "below the ceiling whose warm-up calls found an output in glibc's heap grown: "
+            + grown + ". Above the ceiling, "
             "under glibc, paired by round: " + "; ".join(above) + ".")
 
 
