@@ -196,6 +196,10 @@ def fault_in_copy(t, faulting):
             + ".")
 
 
+def configurations(rows):
+    return f"{len(rows)} configuration{'s' * (len(rows) != 1)}"
+
+
 def model_misses(t, points):
     """Where the model misses by more than 15%, grouped by the term it leaves out."""
     miss = points[points["error"].abs() > 0.15].reset_index()
@@ -211,27 +215,27 @@ def model_misses(t, points):
     if len(tensorflow):
         first = t.copy[(t.copy["framework"] == "tensorflow") & (t.copy["batch"] == 1)]
         overhead = first["seconds"].median() - first["limit_seconds"].median()
-        lines.append(f"- TensorFlow at batches {sorted(set(tensorflow['batch']))} ({len(tensorflow)} "
-                     f"configurations, {tensorflow['error'].min():+.0%} to "
-                     f"{tensorflow['error'].max():+.0%}): the term left out is TensorFlow's fixed "
-                     f"cost per call (a `tf.function` call and its `DeepCopy` dispatch), "
+        lines.append(f"- TensorFlow at batches {sorted(set(tensorflow['batch']))} "
+                     f"({configurations(tensorflow)}, "
+                     f"{figures.span(tensorflow['error'], '{:+.0%}')}): the term left out is "
+                     f"TensorFlow's fixed cost per call (a `tf.function` call and its `DeepCopy` dispatch), "
                      f"{1e3 * overhead:.2f} ms at batch 1 beyond the copy limit, which no fault "
                      "explains (it pays none).")
     if len(partial):
-        lines.append(f"- jemalloc at batches {sorted(set(partial['batch']))} ({len(partial)} "
-                     f"configurations, {partial['error'].min():+.0%} to {partial['error'].max():+.0%}): "
-                     f"it faults {partial['faults'].min():,.0f} to {partial['faults'].max():,.0f} "
+        lines.append(f"- jemalloc at batches {sorted(set(partial['batch']))} "
+                     f"({configurations(partial)}, {figures.span(partial['error'], '{:+.0%}')}"
+                     f"): it faults {figures.span(partial['faults'], '{:,.0f}')} "
                      "times per call, fewer than the output's 4 KiB pages, and asks for no huge "
                      "pages: it reuses part of a freed extent, where the model assumes a whole "
                      "fresh output.")
     if len(own_kernel):
-        lines.append(f"- PyTorch's outputs that do not fault ({len(own_kernel)} configurations: "
+        lines.append(f"- PyTorch's outputs that do not fault ({configurations(own_kernel)}: "
                      + ", ".join(f"{r.environment} b{r.batch} {r.error:+.0%}"
                                  for r in own_kernel.itertuples())
                      + "): the candidate term is PyTorch's own copy kernel, which is not "
-                     "`memcpy` (inferred in \"glibc's store path\" below, not measured "
-                     "here); by the spread of their "
-                     "processes' medians: " + "; ".join(
+                     "`memcpy` (`config/torch_copy.yaml` and `config/aligned.yaml` measure it "
+                     "against `memcpy`, on the machine that runs them); by the spread "
+                     "of their processes' medians: " + "; ".join(
                          process_spread(t, r.framework, r.environment, r.batch)
                          for r in own_kernel.itertuples()) + ".")
     if len(in_copy):
@@ -239,15 +243,15 @@ def model_misses(t, points):
                     if "in_copy" in points else
                     "this run's probe did not measure it; the sets that did, and the same "
                     "copies measured again, are under \"A fault inside a copy\" below")
-        lines.append(f"- The `memcpy` users' faulting copies ({len(in_copy)} configurations, "
-                     f"{in_copy['error'].min():+.0%} to {in_copy['error'].max():+.0%}): the "
+        lines.append(f"- The `memcpy` users' faulting copies ({configurations(in_copy)}, "
+                     f"{figures.span(in_copy['error'], '{:+.0%}')}): the "
                      f"term left out is what a fault costs inside a copy ({measured}): "
                      + "; ".join(f"{r.framework} {r.environment} b{r.batch} {r.error:+.0%} "
                                  f"({r.faults:,.0f} faults)" for r in in_copy.itertuples()) + ".")
     if len(rest):
         torch_only = ("; all PyTorch's, whose own copy kernel is the candidate, as above"
                       if (rest["framework"] == "torch").all() else "")
-        lines.append(f"- Not explained ({len(rest)} configurations{torch_only}): "
+        lines.append(f"- Not explained ({configurations(rest)}{torch_only}): "
                      + "; ".join(f"{r.framework} {r.environment} b{r.batch} {r.error:+.0%} "
                                  f"({r.faults:,.0f} faults)" for r in rest.itertuples()) + ".")
     return "\n".join(lines)
@@ -950,13 +954,15 @@ def served_sources(served):
 
 def process_course(faults, bytes_, served):
     """How one process's calls at one batch went: 'every' (every timed call faulted),
-    'none', 'switched' (its first calls faulted, the rest did not) or 'mixed'; the number of
-    faulting calls; and where glibc found the untimed calls' outputs after them (`served`:
-    `served_from`). A call faults where it pays at least one fault per 4 MiB of its output."""
+    'none', 'switched' (its first calls faulted, the rest did not), 'late' (its first call did
+    not fault, some later ones did) or 'mixed' (the first did, and some after a call that did
+    not); the number of faulting calls; and where glibc found the untimed calls' outputs after
+    them (`served`: `served_from`). A call faults where it pays at least one fault per 4 MiB
+    of its output, and at least two (a stray fault is not a fresh output)."""
     faulted = [f >= max(2, bytes_ / (4 << 20)) for f in faults]
     count = sum(faulted)
     course = ("every" if all(faulted) else "none" if not count
-              else "switched" if all(faulted[:count]) else "mixed")
+              else "switched" if all(faulted[:count]) else "mixed" if faulted[0] else "late")
     return course, count, served_sources([served])
 
 
@@ -976,6 +982,10 @@ def process_courses(t):
         process_course(list(group["minor_faults"]), *per_process.loc[key, ["bytes", "served"]])
         for key, group in rows]
     return per_process, rows.size().max()
+
+
+# the courses whose faulting calls are not all at the start, as the tables name them
+UNEVEN = {"mixed": "from the first, not in a row", "late": "not the first"}
 
 
 def layout_mapped(t):
@@ -1002,9 +1012,9 @@ def layout_mapped(t):
         if course == "every":
             text += kinds_text(chosen)
         else:
-            text += (f"the first {figures.span(chosen['faulting'].astype(int))} of "
-                     f"{calls} calls" if course == "switched"
-                     else f"{figures.span(chosen['faulting'].astype(int))} calls, not the first")
+            span = figures.span(chosen["faulting"].astype(int))
+            text += (f"the first {span} of {calls} calls" if course == "switched"
+                     else f"{span} call{'s' * (span != '1')}, {UNEVEN[course]}")
         return (text + f"; {served_sources(chosen['warmed'])} in the warm-up, "
                 f"{' / '.join(chosen['source'].unique())} after; ran before it: "
                 + "; ".join(map(before, chosen.index)))
@@ -1016,9 +1026,9 @@ def layout_mapped(t):
         if group["course"].nunique() == 1 and group["source"].nunique() == 1:
             alike.append(f"{group['course'].iloc[0]}: {group['source'].iloc[0]}")
             continue
-        cells = [cell(group, "every"), cell(group, "switched") + (
-            "<br>mixed " + cell(group, "mixed") if (group["course"] == "mixed").any() else ""),
-            cell(group, "none")]
+        cells = [cell(group, "every"), cell(group, "switched") + "".join(
+            f"<br>{course} " + cell(group, course) for course in UNEVEN
+            if (group["course"] == course).any()), cell(group, "none")]
         lines.append(f"| {framework} {environment} | {batch} ({sizes[batch] / 1e6:.3g}) | "
                      + " | ".join(cells) + " |")
     alike = pd.Series(alike, dtype=object).value_counts()
@@ -1037,22 +1047,27 @@ def course_cell(processes, calls):
     """'every call 3 (1,178 faults); first 4 to 7 of 20 calls 5; none 2': how these processes'
     timed calls went (process_courses), each course with how many processes took it."""
     parts = []
-    for course in ("every", "switched", "mixed", "none"):
+    for course in ("every", "switched", *UNEVEN, "none"):
         group = processes[processes["course"] == course]
         if group.empty:
             continue
         span = figures.span(group["faulting"].astype(int))
-        parts.append({"every": "every call {n} (" + ", ".join(
-                          f"{f:,.0f}" for f in sorted(group["faults"].unique())) + " faults)",
-                      "switched": f"first {span} of {calls} calls {{n}}",
-                      "mixed": f"{span} calls, not the first, {{n}}",
-                      "none": "none {n}"}[course].format(n=len(group)))
+        faults = ", ".join(f"{f:,.0f}" for f in sorted(group["faults"].unique()))
+        text = {"every": f"every call {{n}} ({faults} faults)",
+                "switched": f"first {span} of {calls} calls {{n}}", "none": "none {n}",
+                **{uneven: f"{span} call{'s' * (span != '1')}, {how}, {{n}}"
+                   for uneven, how in UNEVEN.items()}}
+        parts.append(text[course].format(n=len(group)))
     return "; ".join(parts)
 
 
 # numpy's copy into memory asked for PyTorch's way, and the PyTorch runs it stands for
 ALIGNED_AS = {("aligned", "glibc"): ("torch", "glibc"),
               ("aligned_thp", "glibc"): ("torch", "torch_thp")}
+
+
+CEILING = 32 << 20  # glibc's mmap threshold never rises above this (64-bit)
+THP_ALIGNMENT = 2 << 20  # what PyTorch asks under THP_MEM_ALLOC_ENABLE=1, and aligned_thp
 
 
 def aligned(t):
@@ -1066,52 +1081,49 @@ def aligned(t):
              + " |", "|---" * (len(sizes) + 1) + "|"]
     for (framework, environment), group in per_process.groupby(level=[0, 1]):
         lines.append(f"| {framework} {environment} | " + " | ".join(
-            course_cell(group.xs(batch, level=2), calls) for batch in sizes.index) + " |")
-    faulted, every = per_process["course"] != "none", per_process["course"] == "every"
-    below = [b for b, n in sizes.items() if n < 32 << 20]
+            course_cell(group.xs(batch, level=2), calls)
+            if batch in group.index.get_level_values(2) else "-" for batch in sizes.index)
+            + " |")
+    cases = per_process[per_process["bytes"] < CEILING]
+    faulted, every = cases["course"] != "none", cases["course"] == "every"
 
     def both_and_one(kind, mine, theirs):  # rounds and batches below the ceiling
-        mine, theirs = (kind.xs(key, level=[0, 1]).loc[below] for key in (mine, theirs))
+        mine, theirs = kind.xs(mine, level=[0, 1]), kind.xs(theirs, level=[0, 1])
+        mine, theirs = mine.align(theirs, join="inner")  # the rounds and batches both ran
         return (f"in both {(mine & theirs).sum()}, in one only {(mine ^ theirs).sum()} "
                 f"(of {len(mine)})")
 
     pairs = [f"{mine[0]} under {mine[1]} and {theirs[0]} under {theirs[1]}: a faulting call "
              f"{both_and_one(faulted, mine, theirs)}; every call faulting "
              f"{both_and_one(every, mine, theirs)}" for mine, theirs in ALIGNED_AS.items()]
-    numpy = faulted.xs("numpy", level=0)
-    numpy_below = numpy[numpy.index.get_level_values("batch").isin(below)]
+
+    def faults(rows):
+        return f"{rows['minor_faults'].median():,.0f}"
+
     above = []  # every output a fresh mapping: the same memcpy, the same faults
-    for batch in (b for b in sizes.index if b not in below):
+    for batch in sizes[sizes >= CEILING].index:
         (mine, rows), (numpys, numpy_rows), (torchs, torch_rows) = (
             copy_processes(t, f, "glibc", batch) for f in ("aligned", "numpy", "torch"))
-
-        def faults(r):
-            return f"{r['minor_faults'].median():,.0f}"
-
         above.append(f"at {batch} ({sizes[batch] / 1e6:.3g} MB) the aligned copy ("
                      f"{faults(rows)} faults per call) against numpy's ({faults(numpy_rows)}: "
                      f"numpy asks for huge pages) {against(mine, numpys)}, and PyTorch's ("
                      f"{faults(torch_rows)}) against the aligned copy {against(torchs, mine)}")
-    cases = per_process[per_process.index.get_level_values("batch").isin(below)]
-    grown = cases["warmed"].str.contains("grown:").groupby(level=[0, 1])
+    grown = cases["warmed"].str.contains("grown:", na=False).groupby(level=[0, 1])
     grown = "; ".join(f"{f} {e} {n} of {total}" for (f, e), n, total in
                       zip(grown.sum().index, grown.sum(), grown.size()))
     return ("\n".join(lines) + f"\n\n{figures.span(per_process.groupby(level=[0, 1, 2]).size())}"
-            f" processes per configuration, in rounds (one process of each per round, the same "
-            f"case order). Each cell: how the processes' {calls} timed calls went (every call "
+            f" processes per configuration, in rounds (the same case order in each round's "
+            f"processes). Each cell: how the processes' {calls} timed calls went (every call "
             "faulted, with its faults per call; the first calls faulted, then none; some calls "
-            "faulted, not the first; none did: a call faults where it pays at least one fault "
-            "per 4 MiB of its output) and how many processes did so. Below glibc's 32 MiB "
-            f"ceiling, numpy's processes with a faulting call: {numpy_below.sum()} of "
-            f"{len(numpy_below)}. Rounds and batches below the ceiling where the aligned copy's "
-            "process and PyTorch's faulted: " + "; ".join(pairs) + ". Processes and batches "
-            "below the ceiling whose warm-up calls found an output in glibc's heap grown: "
-            + grown + ". Above the ceiling, "
-            "under glibc, paired by round: " + "; ".join(above) + ".")
-
-
-CEILING = 32 << 20  # glibc's mmap threshold never rises above this (64-bit)
-THP_ALIGNMENT = 2 << 20  # what PyTorch asks under THP_MEM_ALLOC_ENABLE=1, and aligned_thp
+            f"faulted, not all at the start: {', or '.join(UNEVEN.values())}; none did: a call "
+            "faults where it pays at least one fault per 4 MiB of its output, and at least two) "
+            "and how many processes did so. Below glibc's 32 MiB ceiling, numpy's "
+            f"process-cases with a faulting call: {faulted.xs('numpy', level=0).sum()} of "
+            f"{len(faulted.xs('numpy', level=0))}. Rounds and batches below the ceiling where "
+            "the aligned copy's process and PyTorch's faulted: " + "; ".join(pairs) + ". "
+            "Process-cases below the ceiling whose warm-up calls found an output in glibc's heap "
+            "grown: " + grown + ". Above the ceiling, under glibc, paired by round: "
+            + "; ".join(above) + ".")
 
 
 def maps_afresh(nbytes, earlier, alignment=THP_ALIGNMENT, comparisons=True):

@@ -38,7 +38,8 @@ def test_identity_returns_a_fresh_equal_copy(framework, tmp_path):
         # a few KB: from a heap, never mapped, but where 2 MiB of alignment are asked on top
         served = case["info"]["served_from"].split()
         assert len(served) == 4, served
-        assert all(s.startswith("mapped:") == (framework == "aligned_thp") for s in served)
+        assert all(s.startswith("mapped:") == (framework == "aligned_thp")
+                   for s in served), served
         assert case["info"]["served_in_warmup"] == ""  # one warm-up call, the first: unwatched
         samples = case["samples"]
         assert len(samples["seconds"]) == 3 == len(samples["minor_faults"])

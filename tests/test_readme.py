@@ -2,12 +2,14 @@
 written by scripts/readme_results.py, never typed (tests/test_workflow.py checks them against
 the tables `make paper` rebuilds)."""
 
+import re
+
+import readme_results
 from conftest import REPO
+from readme_results import counts_of, maps_afresh, process_course
 
 
 def test_every_generated_block_is_filled_and_closed():
-    import re
-
     text = (REPO / "README.md").read_text()
     names = re.findall(r"<!-- BEGIN generated: ([\w-]+) -->", text)
     assert len(names) >= 8 and len(set(names)) == len(names)
@@ -18,22 +20,11 @@ def test_every_generated_block_is_filled_and_closed():
 
 
 def test_every_block_has_a_writer_and_every_writer_a_block():
-    import re
-    import sys
-
-    sys.path.insert(0, str(REPO / "scripts"))
-    import readme_results
-
     names = set(re.findall(r"<!-- BEGIN generated: ([\w-]+) -->", (REPO / "README.md").read_text()))
     assert names == set(readme_results.BLOCKS)
 
 
 def test_the_mmap_threshold_rule_follows_what_the_cases_before_freed():
-    import sys
-
-    sys.path.insert(0, str(REPO / "scripts"))
-    from readme_results import maps_afresh
-
     mb = 1 << 20
     assert maps_afresh(5 * mb, [])  # nothing freed yet: 5 MiB + 2 MiB maps
     assert maps_afresh(5 * mb, [2 * mb])  # a smaller case's input raised it short of 7 MiB
@@ -46,10 +37,17 @@ def test_the_mmap_threshold_rule_follows_what_the_cases_before_freed():
 
 
 def test_withheld_counts_name_each_runs_total_where_they_differ():
-    import sys
-
-    sys.path.insert(0, str(REPO / "scripts"))
-    from readme_results import counts_of
-
     assert counts_of([4, 0], [162, 162]) == "4 and 0 of 162"
     assert counts_of([4, 0], [162, 160]) == "4 of 162 and 0 of 160"
+
+
+def test_a_process_course_says_where_its_faulting_calls_lie():
+    fresh = 4 << 20  # 4 MiB: a call faults from 2 faults (at least one per 4 MiB, and two)
+    assert process_course([2, 2, 2], fresh, "") == ("every", 3, "")
+    assert process_course([0, 1, 0], fresh, "heap:0")[:2] == ("none", 0)  # a stray fault
+    assert process_course([5, 5, 0, 0], fresh, "")[:2] == ("switched", 2)
+    assert process_course([5, 0, 5, 0], fresh, "")[:2] == ("mixed", 2)  # came back
+    assert process_course([0, 5, 5, 0], fresh, "")[:2] == ("late", 2)  # the first did not
+    assert process_course([0, 1000], 1 << 30, "")[:2] == ("late", 1)  # 256 per GiB at least
+    assert process_course([5], fresh, "mapped:9 grown:5")[2] == ("glibc's heap grown and "
+                                                                 "a fresh mapping")

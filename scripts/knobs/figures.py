@@ -12,7 +12,8 @@ def save(fig, png, svg=None, rect=None):
             fig.savefig(svg, metadata={"Date": None})
 
 
-def span(values):
-    """'4' when all values are equal, else '3 to 4': e.g. processes per configuration."""
+def span(values, form="{}"):
+    """'4' when all values are equal, else '3 to 4': e.g. processes per configuration; each
+    end written by `form` ('{:+.0%}')."""
     low, high = min(values), max(values)
-    return f"{low}" if low == high else f"{low} to {high}"
+    return form.format(low) if low == high else f"{form.format(low)} to {form.format(high)}"

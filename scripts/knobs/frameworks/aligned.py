@@ -1,6 +1,8 @@
 """numpy's copy into memory asked for as PyTorch asks for it on the CPU: `posix_memalign` with
-64-byte alignment (c10's) instead of numpy's `malloc`, all else numpy's. Beside numpy it shows
-what the alignment request alone does to where glibc finds each output."""
+64-byte alignment (c10's) instead of numpy's allocator, then numpy's `copyto` (glibc's
+`memcpy`). It bypasses numpy's allocator, so it does not ask the kernel for huge pages
+(numpy does, above 4 MiB). Beside numpy it shows what the alignment request does to where
+glibc finds each output."""
 
 import ctypes
 
@@ -19,8 +21,10 @@ class AlignedBlock:
     libc.posix_memalign.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t,
                                     ctypes.c_size_t]
     libc.free.argtypes = [ctypes.c_void_p]
+    libc.free.restype = None
 
     def __init__(self, like, alignment):
+        self.pointer = None  # __del__ runs even if posix_memalign fails
         pointer = ctypes.c_void_p()
         if self.libc.posix_memalign(ctypes.byref(pointer), alignment, like.nbytes):
             raise MemoryError(f"posix_memalign({alignment}, {like.nbytes}) failed")
@@ -29,7 +33,8 @@ class AlignedBlock:
                                     "typestr": like.dtype.str, "version": 3}
 
     def __del__(self):
-        self.libc.free(self.pointer)
+        if self.pointer is not None:
+            self.libc.free(self.pointer)
 
 
 def copy_into_aligned(x, alignment):
