@@ -974,9 +974,12 @@ def process_courses(t):
     cpu = t.copy[t.copy["device"] == "cpu"].sort_values("sample")
     cpu = cpu.assign(**{column: "" for column in ("served_from", "served_in_warmup")
                         if column not in cpu})  # sets measured before they were recorded
+    if "check_temporary_bytes" not in cpu:  # before: one bool per float32, the whole batch
+        cpu = cpu.assign(check_temporary_bytes=cpu["bytes"] // 4)
     rows = cpu.groupby(["framework", "environment", "batch", "rep"])
     per_process = rows.agg(served=("served_from", "first"), warmed=("served_in_warmup", "first"),
-                           bytes=("bytes", "first"), faults=("minor_faults", "median"),
+                           bytes=("bytes", "first"), check=("check_temporary_bytes", "first"),
+                           faults=("minor_faults", "median"),
                            seconds=("seconds", "median"), position=("position", "first"))
     per_process[["course", "faulting", "source"]] = [
         process_course(list(group["minor_faults"]), *per_process.loc[key, ["bytes", "served"]])
@@ -1126,18 +1129,15 @@ def aligned(t):
             + "; ".join(above) + ".")
 
 
-def maps_afresh(nbytes, earlier, alignment=THP_ALIGNMENT, comparisons=True):
+def maps_afresh(nbytes, freed, alignment=THP_ALIGNMENT):
     """Whether glibc maps every output of `nbytes` asked with `alignment` afresh, in a process
-    whose earlier cases were of `earlier` bytes. glibc serves a request above its mmap
-    threshold with a mapping and raises the threshold to the size of each mapping it frees (up
-    to its ceiling): each earlier case freed its input (its bytes) and its copy check's
-    comparison (one bool per float32: a quarter). An aligned request asks for the alignment on
-    top; an output's own mapping, freed, raises the threshold only to the block without its
-    padding, short of the next request: once mapped afresh, always. `comparisons=False`
-    leaves the copy checks' comparisons out (to show what they decide)."""
-    freed = [size for case in earlier for size in (case, case // 4)[:1 + comparisons]
-             if size <= CEILING]
-    return max(freed, default=0) < nbytes + alignment
+    whose earlier cases freed blocks of `freed` bytes (each its input and its copy check's
+    largest temporary). glibc serves a request above its mmap threshold with a mapping and
+    raises the threshold to the size of each mapping it frees (up to its ceiling). An aligned
+    request asks for the alignment on top; an output's own mapping, freed, raises the
+    threshold only to the block without its padding, short of the next request: once mapped
+    afresh, always."""
+    return max((size for size in freed if size <= CEILING), default=0) < nbytes + alignment
 
 
 def asks_thp_alignment(t, framework, environment):
@@ -1155,7 +1155,7 @@ def mmap_threshold(t):
     alignment below glibc's ceiling in the shipped sets: the processes and cases whose every
     timed call faulted (a fresh mapping each), measured and predicted."""
     lines = ["| result set | copy | process-cases | every call faulted | predicted | "
-             "agree | agree without the comparisons |", "|---|---|---|---|---|---|---|"]
+             "agree | agree without the check |", "|---|---|---|---|---|---|---|"]
     for folder in THRESHOLD_SETS:
         tables = tables_at(t.root / folder) if folder else t
         per_process = process_courses(tables)[0].reset_index()
@@ -1165,10 +1165,11 @@ def mmap_threshold(t):
                 continue
             cases = group[group["bytes"] + THP_ALIGNMENT < CEILING]
             earlier = [group[(group["rep"] == row.rep) & (group["position"] < row.position)]
-                       ["bytes"] for row in cases.itertuples()]
-            predicted, without = ([maps_afresh(nbytes, before, comparisons=comparisons)
+                       for row in cases.itertuples()]
+            predicted, without = ([maps_afresh(nbytes, freed(before))
                                    for nbytes, before in zip(cases["bytes"], earlier)]
-                                  for comparisons in (True, False))
+                                  for freed in (lambda b: [*b["bytes"], *b["check"]],
+                                                lambda b: b["bytes"]))
             measured = cases["course"] == "every"
             lines.append(f"| {folder or 'the reference run'} | {framework} {environment} | "
                          f"{len(cases)} | {measured.sum()} | {sum(predicted)} | "
@@ -1177,7 +1178,9 @@ def mmap_threshold(t):
             "its 2 MiB of alignment stay below glibc's 32 MiB ceiling (above it every call maps "
             "afresh in every process). Predicted: no earlier case of the process freed a "
             "mapping at least as large as this case's request (its input, or its copy check's "
-            "comparison, a quarter of it); the last column leaves the comparisons out.")
+            "largest temporary: a quarter of it where the check compared the whole batch at "
+            "once, 16 KiB in sets with `check_temporary_bytes`, whose check compares in "
+            "chunks); the last column leaves the check out.")
 
 
 def copy_processes(t, framework, environment, batch):

@@ -96,6 +96,41 @@ def test_copy_check_rejects_an_identity_that_returns_its_input():
         check_copy(same, x, x)
 
 
+def test_copy_check_compares_in_chunks_and_finds_a_difference_anywhere():
+    from knobs.benchmarks.copy import equal_in_chunks
+
+    x = np.random.default_rng(0).random((3, 5, 7000), dtype=np.float32)
+    assert equal_in_chunks(x, x.copy(), chunk=1000)
+    assert equal_in_chunks(x[:, ::2], x[:, ::2].copy(), chunk=1000)  # not contiguous
+    for where in (0, 1000, -1):  # a chunk's first, a chunk boundary, the last
+        y = x.copy()
+        y.reshape(-1)[where] += 1
+        assert not equal_in_chunks(x, y, chunk=1000)
+    assert not equal_in_chunks(x, x[:2])
+
+
+@pytest.mark.parametrize("compare", ["np.array_equal", "equal_in_chunks"])
+def test_copy_check_leaves_glibcs_mmap_threshold_where_it_was(compare):
+    """A whole-batch comparison's bools (2 MiB here) went to a mapping of their own and, freed,
+    raised glibc's threshold past 1 MiB: a later 1 MiB block came from the heap. The chunked
+    check's do not: that block is still mapped."""
+    script = f"""
+import numpy as np
+from knobs import environment
+from knobs.benchmarks.copy import equal_in_chunks
+x, y = np.ones(1 << 21, dtype=np.float32), np.ones(1 << 21, dtype=np.float32)  # kept
+assert {compare}(x, y)
+libc = environment._libc()
+before = libc.mallinfo2().hblkhd
+block = libc.malloc(1 << 20)
+print(libc.mallinfo2().hblkhd - before)
+"""
+    done = subprocess.run([str(PYTHON), "-c", script], capture_output=True, text=True,
+                          env={"PYTHONPATH": str(SCRIPTS)})
+    assert done.returncode == 0, done.stderr
+    assert (int(done.stdout) >= 1 << 20) == (compare == "equal_in_chunks")
+
+
 @NO_GPU_HERE
 @pytest.mark.parametrize("framework", GPU_CAPABLE)
 def test_gpu_copy_without_a_gpu_fails_at_once_and_writes_nothing(framework, tmp_path):

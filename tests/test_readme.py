@@ -29,10 +29,9 @@ def test_the_mmap_threshold_rule_follows_what_the_cases_before_freed():
     assert maps_afresh(5 * mb, [])  # nothing freed yet: 5 MiB + 2 MiB maps
     assert maps_afresh(5 * mb, [2 * mb])  # a smaller case's input raised it short of 7 MiB
     assert not maps_afresh(5 * mb, [10 * mb])  # a larger case's input raised it past
-    # above the 32 MiB ceiling an input never raises it, but its comparison (a quarter) may
-    assert not maps_afresh(5 * mb, [40 * mb])
-    assert maps_afresh(5 * mb, [40 * mb], comparisons=False)
-    assert maps_afresh(10 * mb, [40 * mb])  # the 10 MiB comparison is short of 12 MiB
+    # above the 32 MiB ceiling a block never raises it, a smaller one freed beside it may
+    assert maps_afresh(5 * mb, [40 * mb])
+    assert not maps_afresh(5 * mb, [40 * mb, 10 * mb])
     assert maps_afresh(5 * mb, [10 * mb], alignment=8 * mb)  # more alignment asks for more
 
 
