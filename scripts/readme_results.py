@@ -1147,7 +1147,8 @@ def asks_thp_alignment(t, framework, environment):
 
 
 # The shipped sets whose processes' case orders and per-call faults test maps_afresh
-THRESHOLD_SETS = ("", "layout", "layout/second", "layout/mapped", "aligned", "aligned/second")
+THRESHOLD_SETS = ("", "layout", "layout/second", "layout/mapped", "aligned", "aligned/second",
+                  "aligned/chunked")
 
 
 def mmap_threshold(t):
@@ -1284,10 +1285,12 @@ BLOCKS = {"machine": machine_line, "copy-table": copy_table, "fault-costs": faul
           "aa-reference": reference_comparison, "resolve": resolve_comparison,
           "resolve-reference": resolve_reference, "aa-third": aa_third,
           "aa-timed": aa_timed, "aa-kinds": aa_kinds,
-          "why-copy": why_copy, "settling": settling_table, "why-hourglass": why_hourglass, "fault-share": fault_share,
+          "why-copy": why_copy, "settling": settling_table, "why-hourglass": why_hourglass,
+          "fault-share": fault_share,
           # from the GPU's result set (results/paper/gpu)
           "gpu-machine": gpu_machine, "gpu-copy": gpu_copy, "gpu-hourglass-table": hourglass_table,
-          "gpu-hourglass-verdicts": hourglass_sentences, "gpu-hourglass": gpu_hourglass, "gpu-aa": gpu_comparison,
+          "gpu-hourglass-verdicts": hourglass_sentences, "gpu-hourglass": gpu_hourglass,
+          "gpu-aa": gpu_comparison,
           # from glibc's store-path set (results/paper/memcpy_nt)
           "memcpy-nt": memcpy_nt, "memcpy-nt-aa": memcpy_nt_comparison,
           "memcpy-nt-fault-in-copy": fault_in_copy_of_set,
@@ -1300,7 +1303,7 @@ BLOCKS = {"machine": machine_line, "copy-table": copy_table, "fault-costs": faul
           # from PyTorch's copy kernel against memcpy (results/paper/torch_copy)
           "torch-copy": torch_copy,
           # from numpy's copy into memory aligned as PyTorch asks (results/paper/aligned)
-          "aligned": aligned, "aligned-second": aligned,
+          "aligned": aligned, "aligned-second": aligned, "aligned-chunked": aligned,
           # glibc's mmap threshold against the order of the cases, over the shipped sets
           "mmap-threshold": mmap_threshold}
 
@@ -1311,6 +1314,7 @@ SETS = {"gpu-": "gpu", "memcpy-nt-node": "memcpy_nt/node", "memcpy-nt": "memcpy_
         "layout-": "layout", "layout-kinds-second": "layout/second",
         "layout-mapped": "layout/mapped", "torch-copy": "torch_copy",
         "aligned": "aligned", "aligned-second": "aligned/second",
+        "aligned-chunked": "aligned/chunked",
         "fault-in-copy-": "fault_in_copy"}
 
 

@@ -149,7 +149,8 @@ def test_paper_figures_rebuild_from_shipped_results_without_any_benchmark(tmp_pa
                     "results/paper/layout", "results/paper/layout/second",
                     "results/paper/layout/mapped",
                     "results/paper/fault_in_copy", "results/paper/torch_copy",
-                    "results/paper/aligned", "results/paper/aligned/second")
+                    "results/paper/aligned", "results/paper/aligned/second",
+                    "results/paper/aligned/chunked")
     for result_set in ("results/paper", "results/paper/gpu", "results/paper/gpu/second",
                        *copies_alone):
         done = subprocess.run(
