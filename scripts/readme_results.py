@@ -974,8 +974,9 @@ def process_courses(t):
     cpu = t.copy[t.copy["device"] == "cpu"].sort_values("sample")
     cpu = cpu.assign(**{column: "" for column in ("served_from", "served_in_warmup")
                         if column not in cpu})  # sets measured before they were recorded
-    if "check_temporary_bytes" not in cpu:  # before: one bool per float32, the whole batch
-        cpu = cpu.assign(check_temporary_bytes=cpu["bytes"] // 4)
+    # runs measured before it was recorded: one bool per float32, the whole batch
+    cpu = cpu.assign(check_temporary_bytes=cpu.get("check_temporary_bytes", pd.Series(
+        dtype=float)).reindex(cpu.index).fillna(cpu["bytes"] // 4))
     rows = cpu.groupby(["framework", "environment", "batch", "rep"])
     per_process = rows.agg(served=("served_from", "first"), warmed=("served_in_warmup", "first"),
                            bytes=("bytes", "first"), check=("check_temporary_bytes", "first"),
@@ -1022,8 +1023,8 @@ def layout_mapped(t):
                 f"{' / '.join(chosen['source'].unique())} after; ran before it: "
                 + "; ".join(map(before, chosen.index)))
 
-    lines = ["| copy | batch (MB) | every timed call faulted | faulted in its first calls, "
-             "then not | no call faulted |", "|---|---|---|---|---|"]
+    lines = ["| copy | batch (MB) | every timed call faulted | some faulted: the first calls, "
+             "then not (else as named) | no call faulted |", "|---|---|---|---|---|"]
     sizes, alike = _bytes(t), []
     for (framework, environment, batch), group in per_process.groupby(level=[0, 1, 2]):
         if group["course"].nunique() == 1 and group["source"].nunique() == 1:

@@ -15,5 +15,5 @@ def save(fig, png, svg=None, rect=None):
 def span(values, form="{}"):
     """'4' when all values are equal, else '3 to 4': e.g. processes per configuration; each
     end written by `form` ('{:+.0%}')."""
-    low, high = min(values), max(values)
-    return form.format(low) if low == high else f"{form.format(low)} to {form.format(high)}"
+    low, high = form.format(min(values)), form.format(max(values))
+    return low if low == high else f"{low} to {high}"

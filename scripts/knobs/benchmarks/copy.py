@@ -29,11 +29,13 @@ CHECK_CHUNK = 1 << 14
 
 def equal_in_chunks(a, b, chunk=CHECK_CHUNK):
     """np.array_equal without a temporary larger than `chunk` bools."""
+    a, b = np.asanyarray(a), np.asanyarray(b)
     if a.shape != b.shape:
         return False
-    if not (a.flags.c_contiguous and b.flags.c_contiguous):  # a flat view would be a copy
-        return all(equal_in_chunks(x, y, chunk) for x, y in zip(a, b))
-    a, b = a.reshape(-1), b.reshape(-1)
+    if a.ndim > 1 and not (a.flags.c_contiguous and b.flags.c_contiguous):
+        return all(equal_in_chunks(x, y, chunk) for x, y in zip(a, b))  # flat: a copy
+    if a.ndim != 1:  # contiguous or 0-d: flat views
+        a, b = a.reshape(-1), b.reshape(-1)
     return all(np.array_equal(a[i:i + chunk], b[i:i + chunk]) for i in range(0, a.size, chunk))
 
 
