@@ -975,8 +975,9 @@ def process_courses(t):
     cpu = cpu.assign(**{column: "" for column in ("served_from", "served_in_warmup")
                         if column not in cpu})  # sets measured before they were recorded
     # runs measured before it was recorded: one bool per float32, the whole batch
-    cpu = cpu.assign(check_temporary_bytes=cpu.get("check_temporary_bytes", pd.Series(
-        dtype=float)).reindex(cpu.index).fillna(cpu["bytes"] // 4))
+    check = cpu["check_temporary_bytes"] if "check_temporary_bytes" in cpu else np.nan
+    cpu = cpu.assign(check_temporary_bytes=check).fillna({"check_temporary_bytes":
+                                                          cpu["bytes"] // 4})
     rows = cpu.groupby(["framework", "environment", "batch", "rep"])
     per_process = rows.agg(served=("served_from", "first"), warmed=("served_in_warmup", "first"),
                            bytes=("bytes", "first"), check=("check_temporary_bytes", "first"),
@@ -990,6 +991,11 @@ def process_courses(t):
 
 # the courses whose faulting calls are not all at the start, as the tables name them
 UNEVEN = {"mixed": "from the first, not in a row", "late": "not the first"}
+
+
+def calls_of(span):
+    """'1 call', '2 to 4 calls' (span: figures.span)."""
+    return f"{span} call{'s' * (span != '1')}"
 
 
 def layout_mapped(t):
@@ -1018,7 +1024,7 @@ def layout_mapped(t):
         else:
             span = figures.span(chosen["faulting"].astype(int))
             text += (f"the first {span} of {calls} calls" if course == "switched"
-                     else f"{span} call{'s' * (span != '1')}, {UNEVEN[course]}")
+                     else f"{calls_of(span)}, {UNEVEN[course]}")
         return (text + f"; {served_sources(chosen['warmed'])} in the warm-up, "
                 f"{' / '.join(chosen['source'].unique())} after; ran before it: "
                 + "; ".join(map(before, chosen.index)))
@@ -1059,8 +1065,7 @@ def course_cell(processes, calls):
         faults = ", ".join(f"{f:,.0f}" for f in sorted(group["faults"].unique()))
         text = {"every": f"every call {{n}} ({faults} faults)",
                 "switched": f"first {span} of {calls} calls {{n}}", "none": "none {n}",
-                **{uneven: f"{span} call{'s' * (span != '1')}, {how}, {{n}}"
-                   for uneven, how in UNEVEN.items()}}
+                **{uneven: f"{calls_of(span)}, {how}, {{n}}" for uneven, how in UNEVEN.items()}}
         parts.append(text[course].format(n=len(group)))
     return "; ".join(parts)
 
