@@ -9,6 +9,7 @@ SCRIPTS = Path(workflow.basedir) / "scripts"
 sys.path.insert(0, str(SCRIPTS))
 
 from knobs import experiments, frameworks, machine
+from knobs.benchmarks import BUILT_IN
 from knobs.config_check import ConfigError, check_references, check_schema
 
 SCHEMA = Path(workflow.basedir) / "config" / "schema.yaml"
@@ -96,9 +97,10 @@ def run_gpus(wildcards):
 
 
 def run_module(wildcards):
-    """A user's benchmark file: editing it reruns its measurements."""
+    """A user's benchmark file: editing it reruns its measurements (a built-in's, named by
+    its module, is the workflow's own code, as the built-in experiments' is)."""
     path = EXPERIMENTS[wildcards.experiment].module
-    return [path] if path else []
+    return [path] if path and path not in BUILT_IN else []
 
 
 def evidence_of(wildcards):

@@ -83,5 +83,7 @@ rule figures_benchmark:
         "logs/figures_benchmark/{user_experiment}.log",
     conda:
         "../envs/plots.yaml"
+    params:
+        labels=lambda wildcards: summary_params()[wildcards.user_experiment]["labels"],
     script:
         "../scripts/benchmark_figure.py"

@@ -1,6 +1,6 @@
 """The figure of a user's benchmark (a Snakemake script; reads its table and the summary only):
 each configuration's median step time as a ratio to the baseline, with its interval over
-processes, the A/A noise floor shaded, one panel per case and device."""
+processes, the A/A noise floor shaded, one panel per case and device (four to a row)."""
 
 import sys
 
@@ -14,18 +14,22 @@ from knobs import figures  # noqa: E402  (beside this script)
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
+PANELS_PER_ROW = 4  # a benchmark of many cases wraps into rows
 VERDICT_COLOUR = {"faster": "tab:blue", "slower": "tab:red", "no effect": "0.35",
                   "inconclusive": "tab:orange", "reference": "black"}
 name = snakemake.wildcards.user_experiment
 table = pd.read_csv(snakemake.input.table, low_memory=False)
 summary = pd.read_csv(snakemake.input.summary, low_memory=False)
 summary = summary[summary["experiment"] == name].dropna(axis=1, how="all")
-columns = list(summary.columns)
-labels = columns[1:columns.index("case")]  # the summary's keys: experiment, labels, case, ...
+labels = snakemake.params.labels  # what names a configuration (its grid, environment, device)
 panels = list(summary.groupby(["case", "device"]))
 height = 0.4 * summary.groupby(["case", "device"]).size().max() + 1.8
-fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), height), squeeze=False)
-for ax, ((case, device), rows) in zip(axes[0], panels):
+columns = min(len(panels), PANELS_PER_ROW)
+grid = -(-len(panels) // columns)
+fig, axes = plt.subplots(grid, columns, figsize=(5.5 * columns, height * grid), squeeze=False)
+for ax in axes.flat[len(panels):]:
+    ax.set_visible(False)
+for ax, ((case, device), rows) in zip(axes.flat, panels):
     rows = rows.reset_index(drop=True)
     for y, row in rows.iterrows():
         ax.errorbar(row["ratio"], y, xerr=[[row["ratio"] - row["ratio_low"]],
@@ -40,11 +44,13 @@ for ax, ((case, device), rows) in zip(axes[0], panels):
                                      for _, row in rows.iterrows()], fontsize=8)
     ax.invert_yaxis()
     ax.set_title(f"case {case} on {device}", fontsize=10)
-    ax.set_xlabel(f"time / baseline ({rows['baseline'].iloc[0]})\n95% interval over processes; "
-                  f"grey band: what an effect must clear (+-{floor:.1%}, threshold or A/A)")
+    ax.set_xlabel(f"time / baseline ({rows['baseline'].iloc[0]}); grey: +-{floor:.1%}")
     ax.set_xlim(right=ax.get_xlim()[1] * 1.25)
 first = table.iloc[0]
 fig.suptitle(f"{name}: {first['cpu']}, {int(first['cores'])} cores; "
              f"{figures.span(summary['processes'].astype(int))} processes per configuration "
-             "(blue faster, red slower, grey no effect, orange inconclusive)", fontsize=10)
-figures.save(fig, snakemake.output.png, snakemake.output.svg)
+             "(blue faster, red slower, grey no effect, orange inconclusive)\n95% interval over "
+             "processes; the grey band is what an effect must clear (threshold or A/A)",
+             fontsize=10)
+figures.save(fig, snakemake.output.png, snakemake.output.svg,
+             rect=(0, 0, 1, 1 - 0.6 / fig.get_figheight()))  # room for the title's two lines

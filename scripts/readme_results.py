@@ -1222,9 +1222,69 @@ def torch_copy(t):
             cells.append(f"{ms(rows['seconds'].median())}; {against(clone, kernel)}; "
                          f"{rows['minor_faults'].median():,.0f}")
         lines.append(f"| {batch} ({nbytes / 1e6:.3g}) | " + " | ".join(cells) + " |")
-    return ("\n".join(lines) + f"\n\n{figures.span(t.summary['processes'])} processes per "
+    copies = t.summary[t.summary["experiment"] == "copy"]
+    return ("\n".join(lines) + f"\n\n{figures.span(copies['processes'])} processes per "
             "configuration, in rounds; medians of every call, ratios with their 95% interval "
             "over processes, paired by round.")
+
+
+SETTLED_CALL = 20  # copy_kernels: the calls from here on are settled (README)
+
+
+def kernel_pairs(root):
+    """copy_kernels' settled samples: {(page, bytes): (PyTorch's, memcpy's)}, each {process:
+    samples}, the configuration and its twin together (20 processes of one pair each)."""
+    table = pd.read_csv(root / "tables" / "copy_kernels.csv", low_memory=False)
+    table = table[table["sample"] >= SETTLED_CALL]
+    pairs = {}
+    for (page, nbytes, kernel), rows in table.groupby(["page", "bytes", "copy_kernel"]):
+        pairs.setdefault((page, nbytes), {})[kernel] = {
+            process: group["seconds"].to_numpy()
+            for process, group in rows.groupby(["environment", "rep"])}
+    return {key: (found["torch"], found["memcpy"]) for key, found in pairs.items()}
+
+
+def settling_of_pairs(root):
+    """How much slower a kernel pair's first case ran its 4th to 8th calls (the first after
+    as many calls as the copy step's warm-up) than its settled ones, and the second case the
+    same (medians over cases and processes; this set warms up with 1 call)."""
+    table = pd.read_csv(root / "tables" / "copy_kernels.csv", low_memory=False)
+    case = ["environment", "rep", "case"]
+    early = table[table["sample"].between(2, 6)].groupby(case)["seconds"].median()
+    settled = table[table["sample"] >= SETTLED_CALL].groupby(case)["seconds"].median()
+    first = table.groupby(case)["position"].first() % 2 == 0
+    slower = early / settled
+    return slower[first].median(), slower[~first].median()
+
+
+def copy_kernels(t):
+    """PyTorch's kernel against memcpy inside one process (copy_kernels: the same buffers, the
+    two cases one after the other), beside the copy step's ratio between processes
+    (`torch_copyto` against `copyto`), in this run and the second."""
+    runs = {"": t, "second run: ": tables_at(t.root / "second")}
+    lines = ["| batch (MB) | " + " | ".join(
+        f"{run}one process, 4 KiB pages | {run}one process, huge pages | {run}two processes"
+        for run in runs) + " |", "|---" * (1 + 3 * len(runs)) + "|"]
+    pairs = {run: kernel_pairs(tables.root) for run, tables in runs.items()}
+    for batch, nbytes in _bytes(t).items():
+        cells = []
+        for run, tables in runs.items():
+            cells += [against(*pairs[run][page, nbytes]) for page in ("4k", "2m")]
+            cells.append(against(copy_processes(tables, "torch_copyto", "glibc", batch)[0],
+                                 copy_processes(tables, "copyto", "glibc", batch)[0]))
+        lines.append(f"| {batch} ({nbytes / 1e6:.3g}) | " + " | ".join(cells) + " |")
+    settling = [settling_of_pairs(tables.root) for tables in runs.values()]
+    processes = [len(next(iter(found.values()))[0]) for found in pairs.values()]
+    return ("\n".join(lines) + "\n\nPyTorch's `copy_` against `np.copyto` (glibc's `memcpy`); "
+            f"one process: `copy_kernels`, {figures.span(processes)} processes (the "
+            "configuration and its A/A twin), the two kernels copying the same source into the "
+            f"same target one case after the other, the timed calls after the first {SETTLED_CALL}, "
+            "ratios paired by process; two processes: the copy step's "
+            "`torch_copyto` against `copyto` under glibc, paired by round. A pair's first case "
+            "ran its 4th to 8th calls (those right after 3 calls, the copy step's warm-up) at "
+            + " and ".join(f"{first:.2f}x" for first, _ in settling)
+            + " its settled time (the two runs), the second case at "
+            + " and ".join(f"{second:.2f}x" for _, second in settling) + ".")
 
 
 MEMCPY_USERS = ("numpy", "pytensor", "pytensor_cvm", "theano")  # copy with glibc's memcpy
@@ -1307,7 +1367,7 @@ BLOCKS = {"machine": machine_line, "copy-table": copy_table, "fault-costs": faul
           # from the set that measured the reference's misses again (results/paper/fault_in_copy)
           "fault-in-copy-run": fault_in_copy_of_set, "fault-in-copy-runs": fault_runs,
           # from PyTorch's copy kernel against memcpy (results/paper/torch_copy)
-          "torch-copy": torch_copy,
+          "torch-copy": torch_copy, "torch-copy-kernels": copy_kernels,
           # from numpy's copy into memory aligned as PyTorch asks (results/paper/aligned)
           "aligned": aligned, "aligned-second": aligned, "aligned-chunked": aligned,
           # glibc's mmap threshold against the order of the cases, over the shipped sets

@@ -99,3 +99,17 @@ def test_the_copy_limit_is_the_rows_own_environments_where_it_ran_there():
     assert source[("numpy", "memcpy_nt")] == "copyto/memcpy_nt"
     assert source[("numpy", "hugepages_off")] == "copyto/glibc"  # the first, not the fastest
     assert table.loc[("numpy", "glibc"), "limit_gbps"] == pytest.approx(10 * MIB / 4e-3 / 1e9)
+
+
+def test_a_case_fact_named_like_a_record_column_keeps_both():
+    import json
+
+    from conftest import REPO
+    from knobs.tables import rows
+
+    runs = REPO / "results" / "paper" / "torch_copy" / "runs" / "copy_kernels"
+    run = json.loads(next(runs.rglob("*.json")).read_text())
+    case = run["order"][0]
+    run["cases"][case]["info"]["kernel"] = "memcpy"  # also the machine's Linux kernel
+    row = next(r for r in rows(run, "case") if r["case"] == case)
+    assert row["case_kernel"] == "memcpy" and row["kernel"] == run["machine"]["kernel"]

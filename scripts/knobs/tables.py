@@ -81,7 +81,9 @@ def rows(run, case_column):
         return
     for case in run["order"]:
         measured = run["cases"][case]
-        info = _scalars(measured["info"])
+        # a fact that a column of the record already names keeps both (`case_<name>`)
+        info = {f"case_{key}" if key in fixed else key: value
+                for key, value in _scalars(measured["info"]).items()}
         samples = measured["samples"]
         for sample in range(len(samples["seconds"])):
             yield {**fixed, **info, case_column: case, "sample": sample,

@@ -15,7 +15,9 @@ cases, warm-up, the timed samples with their counters, the result file.
 
     Optional:
         cases = ["forward", "train"]   # or a method; default: one case named "step"
-        def info(self, case) -> dict        # facts about the case (bytes, FLOPs), after it ran
+        def info(self, case) -> dict        # facts about the case (bytes, FLOPs), after it ran;
+                                            # one a record column names (kernel, host) becomes
+                                            # case_<name> in the table
         def evidence(self) -> dict          # proof that the benchmark's own knobs applied;
                                             # raise knobs.environment.KnobNotApplied if not
         def trace(self, path) -> dict       # trace one step to `path` (Chrome trace);
@@ -26,8 +28,8 @@ cases, warm-up, the timed samples with their counters, the result file.
 A benchmark that cannot run on this machine for a reason worth reporting (torch.compile
 without a compiler) raises `Unavailable`; the result then says so instead of a failure.
 
-Built-in benchmarks are named by their module here (`copy`, `faults`, `hourglass`, `peak`); a user's
-is named by its file path, anywhere (`benchmarks/my_model.py`).
+Built-in benchmarks are named by their module here (`copy`, `copy_kernels`, `faults`,
+`hourglass`, `peak`); a user's is named by its file path, anywhere (`benchmarks/my_model.py`).
 """
 
 import importlib
@@ -39,7 +41,7 @@ class Unavailable(RuntimeError):
     """This benchmark cannot run here, for a reason the result records."""
 
 
-BUILT_IN = ("copy", "faults", "hourglass", "peak")
+BUILT_IN = ("copy", "copy_kernels", "faults", "hourglass", "peak")
 
 
 def load(name):
