@@ -51,6 +51,7 @@ class Tables:
                                  else None)
         self.copy, self.hourglass = read("copy"), optional("hourglass")
         self.faults, self.ops = optional("faults"), optional("hourglass_ops")
+        self.copy_kernels = optional("copy_kernels")
         self.machine = self.copy.iloc[0]
 
     def copy_point(self, framework, environment, batch, device="cpu"):
@@ -993,6 +994,20 @@ def process_courses(t):
 UNEVEN = {"mixed": "from the first, not in a row", "late": "not the first"}
 
 
+# how the configurations whose processes all took one course are summed up
+ALIKE = {"every": "every call faulted", "none": "no call faulted",
+         "switched": "the first calls faulted, then not",
+         **{course: f"some calls faulted, {how}" for course, how in UNEVEN.items()}}
+
+
+def alike_text(alike):
+    """'12 every call faulted, mapped after; 3 no call faulted, heap after': how many
+    configurations and batches took each (course, source) in all their processes."""
+    counts = pd.Series(alike, dtype=object).value_counts()
+    return "; ".join(f"{n} {ALIKE[course]}, {source} after"
+                     for (course, source), n in counts.items())
+
+
 def calls_of(span):
     """'1 call', '2 to 4 calls' (span: figures.span)."""
     return f"{span} call{'s' * (span != '1')}"
@@ -1034,23 +1049,21 @@ def layout_mapped(t):
     sizes, alike = _bytes(t), []
     for (framework, environment, batch), group in per_process.groupby(level=[0, 1, 2]):
         if group["course"].nunique() == 1 and group["source"].nunique() == 1:
-            alike.append(f"{group['course'].iloc[0]}: {group['source'].iloc[0]}")
+            alike.append((group["course"].iloc[0], group["source"].iloc[0]))
             continue
         cells = [cell(group, "every"), cell(group, "switched") + "".join(
             f"<br>{course} " + cell(group, course) for course in UNEVEN
             if (group["course"] == course).any()), cell(group, "none")]
         lines.append(f"| {framework} {environment} | {batch} ({sizes[batch] / 1e6:.3g}) | "
                      + " | ".join(cells) + " |")
-    alike = pd.Series(alike, dtype=object).value_counts()
     return ("\n".join(lines) + f"\n\n{figures.span(per_process.groupby(level=[0, 1, 2]).size())}"
             " processes per configuration. In each cell: how many processes; their faults per "
             "call x processes (median ms per call), or how many of their timed calls faulted; "
             "where glibc found the outputs of the warm-up calls after the first and of four "
             "untimed calls after the timed ones (`after`; glibc's heap: or another allocator, "
             "or a framework's pool); the batches each process ran before this one. In the "
-            f"other {alike.sum()} configurations and batches every process alike: " + ", ".join(
-                f"{n} {'every call faulted' if k.startswith('every') else 'no call faulted'}"
-                f", {k.split(': ')[1]} after" for k, n in alike.items()) + ".")
+            f"other {len(alike)} configurations and batches every process alike: "
+            + alike_text(alike) + ".")
 
 
 def course_cell(processes, calls):
@@ -1228,14 +1241,13 @@ def torch_copy(t):
             "over processes, paired by round.")
 
 
-SETTLED_CALL = 20  # copy_kernels: the calls from here on are settled (README)
+SETTLED_SAMPLE = 20  # copy_kernels: its samples from here on are settled (README)
 
 
-def kernel_pairs(root):
+def kernel_pairs(table):
     """copy_kernels' settled samples: {(page, bytes): (PyTorch's, memcpy's)}, each {process:
-    samples}, the configuration and its twin together (20 processes of one pair each)."""
-    table = pd.read_csv(root / "tables" / "copy_kernels.csv", low_memory=False)
-    table = table[table["sample"] >= SETTLED_CALL]
+    samples}, the configuration and its A/A twin together."""
+    table = table[table["sample"] >= SETTLED_SAMPLE]
     pairs = {}
     for (page, nbytes, kernel), rows in table.groupby(["page", "bytes", "copy_kernel"]):
         pairs.setdefault((page, nbytes), {})[kernel] = {
@@ -1244,47 +1256,51 @@ def kernel_pairs(root):
     return {key: (found["torch"], found["memcpy"]) for key, found in pairs.items()}
 
 
-def settling_of_pairs(root):
-    """How much slower a kernel pair's first case ran its 4th to 8th calls (the first after
-    as many calls as the copy step's warm-up) than its settled ones, and the second case the
-    same (medians over cases and processes; this set warms up with 1 call)."""
-    table = pd.read_csv(root / "tables" / "copy_kernels.csv", low_memory=False)
+def settling_of_pairs(table):
+    """Per size and whether the case ran first in its pair (its buffers new): how much slower
+    its 4th to 8th calls (samples 2 to 6 after one warm-up call: the first after as many calls
+    as the copy step's warm-up) ran than its settled ones; medians over cases and processes."""
     case = ["environment", "rep", "case"]
     early = table[table["sample"].between(2, 6)].groupby(case)["seconds"].median()
-    settled = table[table["sample"] >= SETTLED_CALL].groupby(case)["seconds"].median()
-    first = table.groupby(case)["position"].first() % 2 == 0
-    slower = early / settled
-    return slower[first].median(), slower[~first].median()
+    settled = table[table["sample"] >= SETTLED_SAMPLE].groupby(case)["seconds"].median()
+    facts = table.groupby(case)[["bytes", "new_buffers"]].first()
+    return (early / settled).groupby([facts["bytes"], facts["new_buffers"]]).median()
 
 
 def copy_kernels(t):
     """PyTorch's kernel against memcpy inside one process (copy_kernels: the same buffers, the
     two cases one after the other), beside the copy step's ratio between processes
-    (`torch_copyto` against `copyto`), in this run and the second."""
-    runs = {"": t, "second run: ": tables_at(t.root / "second")}
+    (`torch_copyto` against `copyto`), in this run and the second; and how a pair's first and
+    second case settled."""
+    runs = [t, tables_at(t.root / "second")]
+    names = ["", "second run: "]
     lines = ["| batch (MB) | " + " | ".join(
         f"{run}one process, 4 KiB pages | {run}one process, huge pages | {run}two processes"
-        for run in runs) + " |", "|---" * (1 + 3 * len(runs)) + "|"]
-    pairs = {run: kernel_pairs(tables.root) for run, tables in runs.items()}
+        for run in names) + " | calls 4 to 8 x settled: a pair's first case (second case) |",
+        "|---" * (2 + 3 * len(runs)) + "|"]
+    pairs = [kernel_pairs(run.copy_kernels) for run in runs]
+    settling = [settling_of_pairs(run.copy_kernels) for run in runs]
+    copies = functools.partial(copy_processes, framework="torch_copyto", environment="glibc")
+    limits = functools.partial(copy_processes, framework="copyto", environment="glibc")
     for batch, nbytes in _bytes(t).items():
         cells = []
-        for run, tables in runs.items():
-            cells += [against(*pairs[run][page, nbytes]) for page in ("4k", "2m")]
-            cells.append(against(copy_processes(tables, "torch_copyto", "glibc", batch)[0],
-                                 copy_processes(tables, "copyto", "glibc", batch)[0]))
+        for run, found in zip(runs, pairs):
+            cells += [against(*found[page, nbytes]) for page in ("4k", "2m")]
+            cells.append(against(copies(run, batch=batch)[0], limits(run, batch=batch)[0]))
+        cells.append(" and ".join(f"{run[nbytes, True]:.2f}x ({run[nbytes, False]:.2f}x)"
+                                  for run in settling))
         lines.append(f"| {batch} ({nbytes / 1e6:.3g}) | " + " | ".join(cells) + " |")
-    settling = [settling_of_pairs(tables.root) for tables in runs.values()]
-    processes = [len(next(iter(found.values()))[0]) for found in pairs.values()]
+    processes = [len(found[0]) for run in pairs for found in run.values()]
     return ("\n".join(lines) + "\n\nPyTorch's `copy_` against `np.copyto` (glibc's `memcpy`); "
             f"one process: `copy_kernels`, {figures.span(processes)} processes (the "
             "configuration and its A/A twin), the two kernels copying the same source into the "
-            f"same target one case after the other, the timed calls after the first {SETTLED_CALL}, "
-            "ratios paired by process; two processes: the copy step's "
-            "`torch_copyto` against `copyto` under glibc, paired by round. A pair's first case "
-            "ran its 4th to 8th calls (those right after 3 calls, the copy step's warm-up) at "
-            + " and ".join(f"{first:.2f}x" for first, _ in settling)
-            + " its settled time (the two runs), the second case at "
-            + " and ".join(f"{second:.2f}x" for _, second in settling) + ".")
+            "same target one case right after the other, the samples after the first "
+            f"{SETTLED_SAMPLE}, ratios paired by process; two processes: the copy step's "
+            f"`torch_copyto` against `copyto` under glibc "
+            f"({figures.span(t.summary[t.summary['experiment'] == 'copy']['processes'])} "
+            "processes each), paired by round. The last column: the first and the second run; "
+            "a pair's first case runs on buffers just made, its second on the same ones right "
+            "after.")
 
 
 MEMCPY_USERS = ("numpy", "pytensor", "pytensor_cvm", "theano")  # copy with glibc's memcpy

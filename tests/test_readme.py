@@ -6,7 +6,7 @@ import re
 
 import readme_results
 from conftest import REPO
-from readme_results import counts_of, maps_afresh, process_course
+from readme_results import alike_text, counts_of, maps_afresh, process_course
 
 
 def test_every_generated_block_is_filled_and_closed():
@@ -50,3 +50,12 @@ def test_a_process_course_says_where_its_faulting_calls_lie():
     assert process_course([0, 1000], 1 << 30, "")[:2] == ("late", 1)  # 256 per GiB at least
     assert process_course([5], fresh, "mapped:9 grown:5")[2] == ("glibc's heap grown and "
                                                                  "a fresh mapping")
+
+
+def test_configurations_alike_are_named_by_the_course_they_took():
+    alike = [("every", "mapped"), ("switched", "glibc's heap"), ("every", "mapped"),
+             ("late", "glibc's heap"), ("none", "glibc's heap")]
+    assert alike_text(alike) == (
+        "2 every call faulted, mapped after; 1 the first calls faulted, then not, glibc's heap "
+        "after; 1 some calls faulted, not the first, glibc's heap after; 1 no call faulted, "
+        "glibc's heap after")

@@ -156,7 +156,7 @@ def test_the_benchmark_interface_is_documented_where_it_is_loaded():
     for word in ("def __init__(self, params, device, seed)", "def setup(self, case)",
                  "cases", "def evidence(self)", "def trace(self, path)", "Unavailable"):
         assert word in benchmarks.__doc__
-    with pytest.raises(FileNotFoundError, match="built in: copy, faults, hourglass, peak"):
+    with pytest.raises(FileNotFoundError, match="built in: copy, copy_kernels, faults, hourglass, peak"):
         benchmarks.load("nowhere.py")
 
 

@@ -1,9 +1,12 @@
 """Tidy-table columns computed from the runs: the copy step's fault model."""
 
+import json
+
 import pandas as pd
 import pytest
 
-from knobs.tables import copy_columns, fault_model
+from conftest import REPO
+from knobs.tables import copy_columns, fault_model, rows
 
 MIB = 1 << 20
 
@@ -102,11 +105,6 @@ def test_the_copy_limit_is_the_rows_own_environments_where_it_ran_there():
 
 
 def test_a_case_fact_named_like_a_record_column_keeps_both():
-    import json
-
-    from conftest import REPO
-    from knobs.tables import rows
-
     runs = REPO / "results" / "paper" / "torch_copy" / "runs" / "copy_kernels"
     run = json.loads(next(runs.rglob("*.json")).read_text())
     case = run["order"][0]

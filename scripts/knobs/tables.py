@@ -81,10 +81,12 @@ def rows(run, case_column):
         return
     for case in run["order"]:
         measured = run["cases"][case]
-        # a fact that a column of the record already names keeps both (`case_<name>`)
-        info = {f"case_{key}" if key in fixed else key: value
-                for key, value in _scalars(measured["info"]).items()}
         samples = measured["samples"]
+        # a fact that a column of the record already names keeps both (`case_<name>`); the
+        # case's own column excepted (the copy step's `batch` fact is its case)
+        taken = {*fixed, *samples, "sample", "position", "first_seconds"}
+        info = {f"case_{key}" if key in taken else key: value
+                for key, value in _scalars(measured["info"]).items()}
         for sample in range(len(samples["seconds"])):
             yield {**fixed, **info, case_column: case, "sample": sample,
                    "position": measured["position"], "first_seconds": measured["first_seconds"],

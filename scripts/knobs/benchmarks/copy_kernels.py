@@ -1,6 +1,7 @@
 """Two copy kernels side by side in one process: glibc's `memcpy` (`np.copyto`) and PyTorch's
 own (`Tensor.copy_`), from the same source into the same target, both faulted in before the
-clock, so that nothing differs between them but the kernel. Case `<kernel>-<page>-<bytes>`:
+clock, so that nothing differs between them but the kernel (each case's setup checks, untimed,
+that its own kernel copies). Case `<kernel>-<page>-<bytes>`:
 kernel `memcpy` or `torch`; page `4k` (source and target on 4 KiB pages) or `2m` (on
 transparent huge pages, where the kernel's THP mode allows them).
 
@@ -35,11 +36,12 @@ class Benchmark:
         self.torch, self.sizes = torch, [int(size) for size in params["sizes"]]
         self.seed, self.rng = seed, np.random.default_rng(seed)
         self.buffers = {}  # (page, bytes): (source, target, their fill faults), for both kernels
+        self.new_buffers = {}  # case: whether its setup made the buffers (it ran first)
 
     def cases(self):
-        """The two kernels of each buffer pair one after the other (milliseconds apart, so
-        that the machine's moment is theirs alike), the first of the two alternating from pair
-        to pair and from process to process."""
+        """The two kernels of each buffer pair one right after the other (so that the
+        machine's moment is theirs alike), the first of the two alternating from pair to pair
+        and from process to process."""
         pages = ["4k", "2m"] if thp_mode() in ("madvise", "always") else ["4k"]
         pairs = [(page, size) for page in pages for size in self.sizes]
         return [f"{kernel}-{page}-{size}" for i, (page, size) in enumerate(pairs)
@@ -60,29 +62,40 @@ class Benchmark:
                 raise KnobNotApplied(f"case {page}-{size}: filling source and target took "
                                      f"{faults} faults, where {'huge' if huge else '4 KiB'} "
                                      f"pages take about {expected} each")
-            source[:] = self.rng.random(source.size, dtype=np.float32)
+            self.rng.random(dtype=np.float32, out=source)  # no temporary passes the cache
             self.buffers[page, size] = source, target, faults
         return self.buffers[page, size]
 
     def setup(self, case):
+        """The case's step, after one untimed call that must copy the source into a target
+        cleared for it (the pair's other kernel may have filled it already)."""
         kernel, page, size = case.split("-")
+        self.new_buffers[case] = (page, int(size)) not in self.buffers  # the pair's first
         source, target, _ = self._buffers(page, int(size))
         if kernel == "memcpy":
-            return lambda: np.copyto(target, source)
-        source_t, target_t = self.torch.from_numpy(source), self.torch.from_numpy(target)
-        return lambda: target_t.copy_(source_t)
+            def step():
+                np.copyto(target, source)
+        else:
+            source_t, target_t = self.torch.from_numpy(source), self.torch.from_numpy(target)
+
+            def step():
+                target_t.copy_(source_t)
+        target.fill(0)
+        step()
+        if not equal_in_chunks(source, target):
+            raise RuntimeError(f"{case}: the target does not hold the source after the copy")
+        return step
 
     def info(self, case):
         kernel, page, size = case.split("-")
-        source, target, faults = self._buffers(page, int(size))
-        if not equal_in_chunks(source, target):
-            raise RuntimeError(f"{case}: the target does not hold the source after the copy")
+        _, _, faults = self._buffers(page, int(size))
         return {"bytes": int(size), "copy_kernel": kernel, "page": page,
+                "new_buffers": self.new_buffers[case],
                 "source_fill_faults": faults[0], "target_fill_faults": faults[1]}
 
     def evidence(self):
         return {"torch_cpu_capability": self.torch.backends.cpu.get_cpu_capability(),
-                "torch_threads": self.torch.get_num_threads(), "thp_mode": thp_mode()}
+                "torch_threads": self.torch.get_num_threads()}
 
     def versions(self):
         return {"torch": self.torch.__version__, "numpy": np.__version__}
