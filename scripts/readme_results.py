@@ -49,10 +49,12 @@ class Tables:
         self.summary, self.verdicts = read("summary"), read("verdicts")
         optional = lambda name: (read(name) if (root / "tables" / f"{name}.csv").exists()
                                  else None)
-        self.copy, self.hourglass = read("copy"), optional("hourglass")
+        self.copy, self.hourglass = optional("copy"), optional("hourglass")
         self.faults, self.ops = optional("faults"), optional("hourglass_ops")
-        self.copy_kernels = optional("copy_kernels")
-        self.machine = self.copy.iloc[0]
+        # the config's own benchmarks (a set may hold only these)
+        self.benchmarks = {name: read(name) for name in self.config.get("benchmarks", {})}
+        self.machine = next(table for table in (self.copy, *self.benchmarks.values())
+                            if table is not None).iloc[0]
 
     def copy_point(self, framework, environment, batch, device="cpu"):
         rows = self.summary[(self.summary["experiment"] == "copy")
@@ -1278,8 +1280,8 @@ def copy_kernels(t):
         f"{run}one process, 4 KiB pages | {run}one process, huge pages | {run}two processes"
         for run in names) + " | calls 4 to 8 x settled: a pair's first case (second case) |",
         "|---" * (2 + 3 * len(runs)) + "|"]
-    pairs = [kernel_pairs(run.copy_kernels) for run in runs]
-    settling = [settling_of_pairs(run.copy_kernels) for run in runs]
+    pairs = [kernel_pairs(run.benchmarks["copy_kernels"]) for run in runs]
+    settling = [settling_of_pairs(run.benchmarks["copy_kernels"]) for run in runs]
     copies = functools.partial(copy_processes, framework="torch_copyto", environment="glibc")
     limits = functools.partial(copy_processes, framework="copyto", environment="glibc")
     for batch, nbytes in _bytes(t).items():
@@ -1301,6 +1303,58 @@ def copy_kernels(t):
             "processes each), paired by round. The last column: the first and the second run; "
             "a pair's first case runs on buffers just made, its second on the same ones right "
             "after.")
+
+
+def non_temporal_threshold(spec):
+    """The bytes from which an environment's glibc copies with non-temporal stores, where its
+    GLIBC_TUNABLES set it (else None: the machine's own)."""
+    found = re.search(r"x86_non_temporal_threshold=(\w+)", spec.get("env", {}).get(
+        "GLIBC_TUNABLES", ""))
+    return int(found.group(1), 0) if found else None
+
+
+def store_path_faults(t):
+    """A fault inside a copy on each store path (the fault probe under glibc and memcpy_nt, in
+    the same rounds): per size and page kind, the copy into fresh pages and into warm ones,
+    what a fault adds to the copy in each environment and their difference by round, beside
+    a fault touched alone and one page written at the warm non-temporal copy's rate."""
+    table = t.benchmarks["store_path_faults"]
+    case = table.groupby(["environment", "rep", "case"])
+    per_process = case.agg(seconds=("seconds", "median"), faults=("minor_faults", "median"))
+    threshold = non_temporal_threshold(t.config["environments"]["memcpy_nt"])
+    lines = ["| MB | page | memcpy_nt's stores | into fresh pages, glibc / memcpy_nt (ms) | into "
+             "warm pages (ms) | a fault inside the copy (us) | memcpy_nt - glibc per fault "
+             "(us; rounds' range) | a fault touched alone (us) | one page at the warm "
+             "non-temporal copy's rate (us) |", "|---" * 9 + "|"]
+    for nbytes in sorted(table["bytes"].unique()):
+        for page, page_bytes in (("4k", 4096), ("2m", 2 << 20)):
+            cases = {kind: per_process.xs(f"{kind}-{nbytes}", level="case")
+                     for kind in (page, f"copy{page}", f"warm{page}")}
+            if any(found.empty for found in cases.values()):
+                continue
+            fresh, warm = cases[f"copy{page}"], cases[f"warm{page}"]
+            inside = (fresh["seconds"] - warm["seconds"]) / fresh["faults"]  # per process
+            by_env = lambda values, how="median": values.groupby(level="environment").agg(how)
+            difference = inside.xs("memcpy_nt") - inside.xs("glibc")  # paired by round
+            warm_nt = warm.xs("memcpy_nt")["seconds"].median()
+            touch = cases[page].xs("glibc")
+            lines.append(
+                f"| {nbytes / 1e6:.3g} | {page} | "
+                f"{'non-temporal' if nbytes >= threshold else 'through the cache'} | "
+                + " | ".join(" / ".join(f"{scale * by_env(values)[e]:.3g}"
+                                        for e in ("glibc", "memcpy_nt"))
+                             for values, scale in ((fresh["seconds"], 1e3),
+                                                   (warm["seconds"], 1e3), (inside, 1e6)))
+                + f" | {1e6 * difference.median():+.3g} ({1e6 * difference.min():+.3g} to "
+                f"{1e6 * difference.max():+.3g}) | "
+                f"{1e6 * (touch['seconds'] / touch['faults']).median():.3g} | "
+                f"{1e6 * page_bytes * warm_nt / nbytes:.3g} |")
+    processes = figures.span(table.groupby("environment")["rep"].nunique())
+    return ("\n".join(lines) + f"\n\n{processes} processes per environment, in rounds; "
+            "medians over processes of each process's median; a fault inside the copy: (copy "
+            "into fresh pages - the same copy into warm pages) / the fresh copy's faults, per "
+            "process; the difference paired by round; the last column: a page's bytes at the "
+            "rate memcpy_nt copies into warm pages of that size.")
 
 
 MEMCPY_USERS = ("numpy", "pytensor", "pytensor_cvm", "theano")  # copy with glibc's memcpy
@@ -1384,6 +1438,8 @@ BLOCKS = {"machine": machine_line, "copy-table": copy_table, "fault-costs": faul
           "fault-in-copy-run": fault_in_copy_of_set, "fault-in-copy-runs": fault_runs,
           # from PyTorch's copy kernel against memcpy (results/paper/torch_copy)
           "torch-copy": torch_copy, "torch-copy-kernels": copy_kernels,
+          # from the fault probe on each store path (results/paper/store_path_faults)
+          "store-path-faults": store_path_faults, "store-path-faults-second": store_path_faults,
           # from numpy's copy into memory aligned as PyTorch asks (results/paper/aligned)
           "aligned": aligned, "aligned-second": aligned, "aligned-chunked": aligned,
           # glibc's mmap threshold against the order of the cases, over the shipped sets
@@ -1397,7 +1453,8 @@ SETS = {"gpu-": "gpu", "memcpy-nt-node": "memcpy_nt/node", "memcpy-nt": "memcpy_
         "layout-mapped": "layout/mapped", "torch-copy": "torch_copy",
         "aligned": "aligned", "aligned-second": "aligned/second",
         "aligned-chunked": "aligned/chunked",
-        "fault-in-copy-": "fault_in_copy"}
+        "fault-in-copy-": "fault_in_copy", "store-path-faults": "store_path_faults",
+        "store-path-faults-second": "store_path_faults/second"}
 
 
 def render(readme, sets):

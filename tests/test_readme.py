@@ -59,3 +59,9 @@ def test_configurations_alike_are_named_by_the_course_they_took():
         "2 every call faulted, mapped after; 1 the first calls faulted, then not, glibc's heap "
         "after; 1 some calls faulted, not the first, glibc's heap after; 1 no call faulted, "
         "glibc's heap after")
+
+
+def test_the_non_temporal_threshold_is_read_from_the_environments_tunables():
+    nt = {"env": {"GLIBC_TUNABLES": "glibc.cpu.x86_non_temporal_threshold=0x2000000"}}
+    assert readme_results.non_temporal_threshold(nt) == 32 << 20
+    assert readme_results.non_temporal_threshold({"env": {"MALLOC_ARENA_MAX": "2"}}) is None

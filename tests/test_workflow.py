@@ -152,8 +152,11 @@ def test_paper_figures_rebuild_from_shipped_results_without_any_benchmark(tmp_pa
                     "results/paper/torch_copy/second",
                     "results/paper/aligned", "results/paper/aligned/second",
                     "results/paper/aligned/chunked")
+    # and a fault inside a copy on each store path (twice): the fault probe as a benchmark
+    benchmarks_alone = {"results/paper/store_path_faults": "store_path_faults",
+                        "results/paper/store_path_faults/second": "store_path_faults"}
     for result_set in ("results/paper", "results/paper/gpu", "results/paper/gpu/second",
-                       *copies_alone):
+                       *copies_alone, *benchmarks_alone):
         done = subprocess.run(
             [str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path),
              "--configfile", str(tmp_path / result_set / "config.yaml"), "--cores", "1",
@@ -165,9 +168,11 @@ def test_paper_figures_rebuild_from_shipped_results_without_any_benchmark(tmp_pa
         cpu_copies = result_set not in ("results/paper/gpu", "results/paper/gpu/second",
                                         "results/paper/memcpy_nt/node")  # and a probe
         model = ["copy_model"] if cpu_copies else []
-        hourglass = ([] if result_set in copies_alone else
+        own = [benchmarks_alone[result_set]] if result_set in benchmarks_alone else []
+        copies = [] if own else ["copy_step", *model]
+        hourglass = ([] if own or result_set in copies_alone else
                      ["hourglass_ladder", "hourglass_ops", "hourglass_why", "hourglass_gap"])
-        for figure in ["copy_step", *model, *hourglass]:
+        for figure in [*copies, *hourglass, *own]:
             assert (tmp_path / result_set / f"figures/{figure}.png").stat().st_size > 20_000
     assert all(p.stat().st_mtime_ns == t for p, t in mtimes.items())
     # the two GPU sessions' comparison is what their rebuilt tables give
