@@ -9,7 +9,8 @@ that prose can never disagree with the numbers.
 Reads results/paper/tables/ (summary, verdicts, copy, faults, hourglass), where present
 results/paper/aa/ (two default runs compared by `make compare`), for the blocks named
 `gpu-*` results/paper/gpu/tables/ (the GPU run), for `memcpy-nt` results/paper/memcpy_nt/, for
-`layout-*` results/paper/layout/, for `fault-in-copy-*` results/paper/fault_in_copy/.
+`layout-*` results/paper/layout/, for `fault-in-copy-*` results/paper/fault_in_copy/, and the
+other sets SETS names (torch_copy/, aligned/, store_path_faults/, ...).
 """
 
 import argparse
@@ -51,10 +52,13 @@ class Tables:
                                  else None)
         self.copy, self.hourglass = optional("copy"), optional("hourglass")
         self.faults, self.ops = optional("faults"), optional("hourglass_ops")
-        # the config's own benchmarks (a set may hold only these)
-        self.benchmarks = {name: read(name) for name in self.config.get("benchmarks", {})}
-        self.machine = next(table for table in (self.copy, *self.benchmarks.values())
-                            if table is not None).iloc[0]
+        # the config's own benchmarks that have a table (a set may hold only these)
+        self.benchmarks = {name: table for name in self.config.get("benchmarks", {})
+                           if (table := optional(name)) is not None}
+        measured = [table for table in (self.copy, *self.benchmarks.values()) if table is not None]
+        if not measured:
+            sys.exit(f"{root}: no table of the copy step or of a benchmark: run make paper")
+        self.machine = measured[0].iloc[0]
 
     def copy_point(self, framework, environment, batch, device="cpu"):
         rows = self.summary[(self.summary["experiment"] == "copy")
@@ -1314,47 +1318,57 @@ def non_temporal_threshold(spec):
 
 
 def store_path_faults(t):
-    """A fault inside a copy on each store path (the fault probe under glibc and memcpy_nt, in
-    the same rounds): per size and page kind, the copy into fresh pages and into warm ones,
-    what a fault adds to the copy in each environment and their difference by round, beside
-    a fault touched alone and one page written at the warm non-temporal copy's rate."""
+    """A fault inside a copy on each store path (the fault probe under glibc, its A/A twin and
+    memcpy_nt, in the same rounds): per size and page kind, the copy into fresh pages and into
+    warm ones, what a fault adds to the copy, memcpy_nt's and the twin's difference from glibc
+    by round, beside a fault touched alone and, where memcpy_nt's stores are non-temporal, one
+    page's bytes at the rate of its warm copy."""
     table = t.benchmarks["store_path_faults"]
     case = table.groupby(["environment", "rep", "case"])
     per_process = case.agg(seconds=("seconds", "median"), faults=("minor_faults", "median"))
-    threshold = non_temporal_threshold(t.config["environments"]["memcpy_nt"])
-    lines = ["| MB | page | memcpy_nt's stores | into fresh pages, glibc / memcpy_nt (ms) | into "
-             "warm pages (ms) | a fault inside the copy (us) | memcpy_nt - glibc per fault "
-             "(us; rounds' range) | a fault touched alone (us) | one page at the warm "
-             "non-temporal copy's rate (us) |", "|---" * 9 + "|"]
+    measured = set(per_process.index.get_level_values("case"))
+    threshold = (non_temporal_threshold(t.config["environments"]["memcpy_nt"])
+                 or int(t.machine["glibc_non_temporal_threshold"], 0))  # the machine's own
+
+    def pair(values, scale):  # 'glibc / memcpy_nt', medians over processes
+        medians = values.groupby(level="environment").median()
+        return " / ".join(f"{scale * medians[e]:.3g}" for e in ("glibc", "memcpy_nt"))
+
+    def spread(values):  # in us: the median and the rounds' range
+        return (f"{1e6 * values.median():+.3g} ({1e6 * values.min():+.3g} to "
+                f"{1e6 * values.max():+.3g})")
+
+    lines = ["| MB | page | memcpy_nt's stores | into fresh pages (ms) | into warm pages (ms) | "
+             "a fault inside the copy (us) | memcpy_nt - glibc per fault (us) | glibc's twin - "
+             "glibc (us) | a fault touched alone (us) | one page at the warm non-temporal "
+             "copy's rate (us) |", "|---" * 10 + "|"]
     for nbytes in sorted(table["bytes"].unique()):
         for page, page_bytes in (("4k", 4096), ("2m", 2 << 20)):
-            cases = {kind: per_process.xs(f"{kind}-{nbytes}", level="case")
-                     for kind in (page, f"copy{page}", f"warm{page}")}
-            if any(found.empty for found in cases.values()):
-                continue
-            fresh, warm = cases[f"copy{page}"], cases[f"warm{page}"]
+            kinds = (page, f"copy{page}", f"warm{page}")
+            if any(f"{kind}-{nbytes}" not in measured for kind in kinds):
+                continue  # no huge pages on this machine
+            touch, fresh, warm = (per_process.xs(f"{kind}-{nbytes}", level="case")
+                                  for kind in kinds)
             inside = (fresh["seconds"] - warm["seconds"]) / fresh["faults"]  # per process
-            by_env = lambda values, how="median": values.groupby(level="environment").agg(how)
-            difference = inside.xs("memcpy_nt") - inside.xs("glibc")  # paired by round
-            warm_nt = warm.xs("memcpy_nt")["seconds"].median()
-            touch = cases[page].xs("glibc")
+            non_temporal = nbytes >= threshold
+            rate = (f"{1e6 * page_bytes * warm.xs('memcpy_nt')['seconds'].median() / nbytes:.3g}"
+                    if non_temporal else "-")
             lines.append(
                 f"| {nbytes / 1e6:.3g} | {page} | "
-                f"{'non-temporal' if nbytes >= threshold else 'through the cache'} | "
-                + " | ".join(" / ".join(f"{scale * by_env(values)[e]:.3g}"
-                                        for e in ("glibc", "memcpy_nt"))
-                             for values, scale in ((fresh["seconds"], 1e3),
-                                                   (warm["seconds"], 1e3), (inside, 1e6)))
-                + f" | {1e6 * difference.median():+.3g} ({1e6 * difference.min():+.3g} to "
-                f"{1e6 * difference.max():+.3g}) | "
-                f"{1e6 * (touch['seconds'] / touch['faults']).median():.3g} | "
-                f"{1e6 * page_bytes * warm_nt / nbytes:.3g} |")
+                f"{'non-temporal' if non_temporal else 'through the cache'} | "
+                f"{pair(fresh['seconds'], 1e3)} | {pair(warm['seconds'], 1e3)} | "
+                f"{pair(inside, 1e6)} | "
+                f"{spread(inside.xs('memcpy_nt') - inside.xs('glibc'))} | "  # paired by round
+                f"{spread(inside.xs('glibc.twin') - inside.xs('glibc'))} | "
+                f"{1e6 * (touch.xs('glibc')['seconds'] / touch.xs('glibc')['faults']).median():.3g}"
+                f" | {rate} |")
     processes = figures.span(table.groupby("environment")["rep"].nunique())
-    return ("\n".join(lines) + f"\n\n{processes} processes per environment, in rounds; "
-            "medians over processes of each process's median; a fault inside the copy: (copy "
-            "into fresh pages - the same copy into warm pages) / the fresh copy's faults, per "
-            "process; the difference paired by round; the last column: a page's bytes at the "
-            "rate memcpy_nt copies into warm pages of that size.")
+    return ("\n".join(lines) + f"\n\n{processes} processes per environment (glibc, its A/A "
+            "twin, memcpy_nt), in rounds; two values: glibc / memcpy_nt, medians over processes "
+            "of each process's median; a fault inside the copy: (copy into fresh pages - the "
+            "same copy into warm pages) / the fresh copy's faults, per process; the differences "
+            "paired by round, their median and the rounds' range; the last column: a page's "
+            "bytes at the rate memcpy_nt copies into warm pages of that size.")
 
 
 MEMCPY_USERS = ("numpy", "pytensor", "pytensor_cvm", "theano")  # copy with glibc's memcpy
