@@ -1173,7 +1173,7 @@ def asks_thp_alignment(t, framework, environment):
 
 # The shipped sets whose processes' case orders and per-call faults test maps_afresh
 THRESHOLD_SETS = ("", "layout", "layout/second", "layout/mapped", "aligned", "aligned/second",
-                  "aligned/chunked")
+                  "aligned/chunked", "aligned/chunked_second")
 
 
 def mmap_threshold(t):
@@ -1456,6 +1456,7 @@ BLOCKS = {"machine": machine_line, "copy-table": copy_table, "fault-costs": faul
           "store-path-faults": store_path_faults, "store-path-faults-second": store_path_faults,
           # from numpy's copy into memory aligned as PyTorch asks (results/paper/aligned)
           "aligned": aligned, "aligned-second": aligned, "aligned-chunked": aligned,
+          "aligned-chunked-second": aligned,
           # glibc's mmap threshold against the order of the cases, over the shipped sets
           "mmap-threshold": mmap_threshold}
 
@@ -1466,7 +1467,7 @@ SETS = {"gpu-": "gpu", "memcpy-nt-node": "memcpy_nt/node", "memcpy-nt": "memcpy_
         "layout-": "layout", "layout-kinds-second": "layout/second",
         "layout-mapped": "layout/mapped", "torch-copy": "torch_copy",
         "aligned": "aligned", "aligned-second": "aligned/second",
-        "aligned-chunked": "aligned/chunked",
+        "aligned-chunked": "aligned/chunked", "aligned-chunked-second": "aligned/chunked_second",
         "fault-in-copy-": "fault_in_copy", "store-path-faults": "store_path_faults",
         "store-path-faults-second": "store_path_faults/second"}
 

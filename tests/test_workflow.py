@@ -144,14 +144,14 @@ def test_paper_figures_rebuild_from_shipped_results_without_any_benchmark(tmp_pa
     env = {**os.environ, "PYTHONPATH": str(poison)}
     # the CPU reference, the GPU run and its second session, glibc's store path (and on the
     # node), the layout's kinds of process (three times), the reference's misses measured again,
-    # PyTorch's copy kernel (twice), numpy's copy into aligned memory (three times)
+    # PyTorch's copy kernel (twice), numpy's copy into aligned memory (four times)
     copies_alone = ("results/paper/memcpy_nt", "results/paper/memcpy_nt/node",
                     "results/paper/layout", "results/paper/layout/second",
                     "results/paper/layout/mapped",
                     "results/paper/fault_in_copy", "results/paper/torch_copy",
                     "results/paper/torch_copy/second",
                     "results/paper/aligned", "results/paper/aligned/second",
-                    "results/paper/aligned/chunked")
+                    "results/paper/aligned/chunked", "results/paper/aligned/chunked_second")
     # and a fault inside a copy on each store path (twice): the fault probe as a benchmark
     benchmarks_alone = {"results/paper/store_path_faults": "store_path_faults",
                         "results/paper/store_path_faults/second": "store_path_faults"}
