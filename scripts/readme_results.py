@@ -1241,19 +1241,25 @@ def torch_copy(t):
             cells.append(f"{ms(rows['seconds'].median())}; {against(clone, kernel)}; "
                          f"{rows['minor_faults'].median():,.0f}")
         lines.append(f"| {batch} ({nbytes / 1e6:.3g}) | " + " | ".join(cells) + " |")
-    copies = t.summary[t.summary["experiment"] == "copy"]
-    return ("\n".join(lines) + f"\n\n{figures.span(copies['processes'])} processes per "
+    return ("\n".join(lines) + f"\n\n{figures.span(copy_process_counts(t))} processes per "
             "configuration, in rounds; medians of every call, ratios with their 95% interval "
             "over processes, paired by round.")
 
 
-SETTLED_SAMPLE = 20  # copy_kernels: its samples from here on are settled (README)
+def copy_process_counts(t):
+    """The copy step's processes per configuration (summary rows of the copy experiment)."""
+    return t.summary.loc[t.summary["experiment"] == "copy", "processes"]
 
 
-def kernel_pairs(table):
+def settled_sample(t):
+    """copy_kernels' samples from here on count as settled: the second half of each case's."""
+    return t.config["benchmarks"]["copy_kernels"]["samples"] // 2
+
+
+def kernel_pairs(table, settled):
     """copy_kernels' settled samples: {(page, bytes): (PyTorch's, memcpy's)}, each {process:
     samples}, the configuration and its A/A twin together."""
-    table = table[table["sample"] >= SETTLED_SAMPLE]
+    table = table[table["sample"] >= settled]
     pairs = {}
     for (page, nbytes, kernel), rows in table.groupby(["page", "bytes", "copy_kernel"]):
         pairs.setdefault((page, nbytes), {})[kernel] = {
@@ -1262,13 +1268,13 @@ def kernel_pairs(table):
     return {key: (found["torch"], found["memcpy"]) for key, found in pairs.items()}
 
 
-def settling_of_pairs(table):
+def settling_of_pairs(table, settled, first):
     """Per size and whether the case ran first in its pair (its buffers new): how much slower
-    its 4th to 8th calls (samples 2 to 6 after one warm-up call: the first after as many calls
-    as the copy step's warm-up) ran than its settled ones; medians over cases and processes."""
+    its five calls from sample `first` on ran than its samples from `settled` on; medians over
+    cases and processes."""
     case = ["environment", "rep", "case"]
-    early = table[table["sample"].between(2, 6)].groupby(case)["seconds"].median()
-    settled = table[table["sample"] >= SETTLED_SAMPLE].groupby(case)["seconds"].median()
+    early = table[table["sample"].between(first, first + 4)].groupby(case)["seconds"].median()
+    settled = table[table["sample"] >= settled].groupby(case)["seconds"].median()
     facts = table.groupby(case)[["bytes", "new_buffers"]].first()
     return (early / settled).groupby([facts["bytes"], facts["new_buffers"]]).median()
 
@@ -1280,19 +1286,21 @@ def copy_kernels(t):
     second case settled."""
     runs = [t, tables_at(t.root / "second")]
     names = ["", "second run: "]
+    # the first timed call after as many calls as the copy step warms up with (the 4th)
+    warmups = t.config["copy"]["warmup"], t.config["benchmarks"]["copy_kernels"]["warmup"]
+    first, settled = warmups[0] - warmups[1], settled_sample(t)
     lines = ["| batch (MB) | " + " | ".join(
         f"{run}one process, 4 KiB pages | {run}one process, huge pages | {run}two processes"
-        for run in names) + " | calls 4 to 8 x settled: a pair's first case (second case) |",
-        "|---" * (2 + 3 * len(runs)) + "|"]
-    pairs = [kernel_pairs(run.benchmarks["copy_kernels"]) for run in runs]
-    settling = [settling_of_pairs(run.benchmarks["copy_kernels"]) for run in runs]
-    copies = functools.partial(copy_processes, framework="torch_copyto", environment="glibc")
-    limits = functools.partial(copy_processes, framework="copyto", environment="glibc")
+        for run in names) + f" | calls {warmups[0] + 1} to {warmups[0] + 5} x settled: a pair's "
+        "first case (second case) |", "|---" * (2 + 3 * len(runs)) + "|"]
+    pairs = [kernel_pairs(run.benchmarks["copy_kernels"], settled) for run in runs]
+    settling = [settling_of_pairs(run.benchmarks["copy_kernels"], settled, first) for run in runs]
     for batch, nbytes in _bytes(t).items():
         cells = []
         for run, found in zip(runs, pairs):
             cells += [against(*found[page, nbytes]) for page in ("4k", "2m")]
-            cells.append(against(copies(run, batch=batch)[0], limits(run, batch=batch)[0]))
+            cells.append(against(copy_processes(run, "torch_copyto", "glibc", batch)[0],
+                                 copy_processes(run, "copyto", "glibc", batch)[0]))
         cells.append(" and ".join(f"{run[nbytes, True]:.2f}x ({run[nbytes, False]:.2f}x)"
                                   for run in settling))
         lines.append(f"| {batch} ({nbytes / 1e6:.3g}) | " + " | ".join(cells) + " |")
@@ -1300,11 +1308,10 @@ def copy_kernels(t):
     return ("\n".join(lines) + "\n\nPyTorch's `copy_` against `np.copyto` (glibc's `memcpy`); "
             f"one process: `copy_kernels`, {figures.span(processes)} processes (the "
             "configuration and its A/A twin), the two kernels copying the same source into the "
-            "same target one case right after the other, the samples after the first "
-            f"{SETTLED_SAMPLE}, ratios paired by process; two processes: the copy step's "
-            f"`torch_copyto` against `copyto` under glibc "
-            f"({figures.span(t.summary[t.summary['experiment'] == 'copy']['processes'])} "
-            "processes each), paired by round. The last column: the first and the second run; "
+            f"same target one case right after the other, the samples after the first {settled}, "
+            "ratios paired by process; two processes: the copy step's `torch_copyto` against "
+            f"`copyto` under glibc ({figures.span(copy_process_counts(t))} processes each), "
+            "paired by round. The last column: the first and the second run; "
             "a pair's first case runs on buffers just made, its second on the same ones right "
             "after.")
 
