@@ -256,7 +256,8 @@ def model_misses(t, points):
                      + "; ".join(f"{r.framework} {r.environment} b{r.batch} {r.error:+.0%} "
                                  f"({r.faults:,.0f} faults)" for r in in_copy.itertuples()) + ".")
     if len(rest):
-        torch_only = ("; all PyTorch's, whose own copy kernel is the candidate, as above"
+        torch_only = ("; all PyTorch's, whose copy instruction is the candidate: \"A fault "
+                      "inside a `rep movsb` copy\", below"
                       if (rest["framework"] == "torch").all() else "")
         lines.append(f"- Not explained ({configurations(rest)}{torch_only}): "
                      + "; ".join(f"{r.framework} {r.environment} b{r.batch} {r.error:+.0%} "
@@ -1324,31 +1325,13 @@ def non_temporal_threshold(spec):
     return int(found.group(1), 0) if found else None
 
 
-def store_path_faults(t):
-    """A fault inside a copy on each store path (the fault probe under glibc, its A/A twin and
-    memcpy_nt, in the same rounds): per size and page kind, the copy into fresh pages and into
-    warm ones, what a fault adds to the copy, memcpy_nt's and the twin's difference from glibc
-    by round, beside a fault touched alone and, where memcpy_nt's stores are non-temporal, one
-    page's bytes at the rate of its warm copy."""
-    table = t.benchmarks["store_path_faults"]
-    case = table.groupby(["environment", "rep", "case"])
-    per_process = case.agg(seconds=("seconds", "median"), faults=("minor_faults", "median"))
+def probe_copies(table):
+    """The fault probe's copies, per size and page kind measured: (bytes, page, page bytes,
+    touch, fresh, warm, inside), each per (environment, rep) (the process's median seconds and
+    faults); inside: what a fault adds to the copy, (fresh - warm) / the fresh copy's faults."""
+    per_process = table.groupby(["environment", "rep", "case"]).agg(
+        seconds=("seconds", "median"), faults=("minor_faults", "median"))
     measured = set(per_process.index.get_level_values("case"))
-    threshold = (non_temporal_threshold(t.config["environments"]["memcpy_nt"])
-                 or int(t.machine["glibc_non_temporal_threshold"], 0))  # the machine's own
-
-    def pair(values, scale):  # 'glibc / memcpy_nt', medians over processes
-        medians = values.groupby(level="environment").median()
-        return " / ".join(f"{scale * medians[e]:.3g}" for e in ("glibc", "memcpy_nt"))
-
-    def spread(values):  # in us: the median and the rounds' range
-        return (f"{1e6 * values.median():+.3g} ({1e6 * values.min():+.3g} to "
-                f"{1e6 * values.max():+.3g})")
-
-    lines = ["| MB | page | memcpy_nt's stores | into fresh pages (ms) | into warm pages (ms) | "
-             "a fault inside the copy (us) | memcpy_nt - glibc per fault (us) | glibc's twin - "
-             "glibc (us) | a fault touched alone (us) | one page at the warm non-temporal "
-             "copy's rate (us) |", "|---" * 10 + "|"]
     for nbytes in sorted(table["bytes"].unique()):
         for page, page_bytes in (("4k", 4096), ("2m", 2 << 20)):
             kinds = (page, f"copy{page}", f"warm{page}")
@@ -1356,19 +1339,53 @@ def store_path_faults(t):
                 continue  # no huge pages on this machine
             touch, fresh, warm = (per_process.xs(f"{kind}-{nbytes}", level="case")
                                   for kind in kinds)
-            inside = (fresh["seconds"] - warm["seconds"]) / fresh["faults"]  # per process
-            non_temporal = nbytes >= threshold
-            rate = (f"{1e6 * page_bytes * warm.xs('memcpy_nt')['seconds'].median() / nbytes:.3g}"
-                    if non_temporal else "-")
-            lines.append(
-                f"| {nbytes / 1e6:.3g} | {page} | "
-                f"{'non-temporal' if non_temporal else 'through the cache'} | "
-                f"{pair(fresh['seconds'], 1e3)} | {pair(warm['seconds'], 1e3)} | "
-                f"{pair(inside, 1e6)} | "
-                f"{spread(inside.xs('memcpy_nt') - inside.xs('glibc'))} | "  # paired by round
-                f"{spread(inside.xs('glibc.twin') - inside.xs('glibc'))} | "
-                f"{1e6 * (touch.xs('glibc')['seconds'] / touch.xs('glibc')['faults']).median():.3g}"
-                f" | {rate} |")
+            yield (nbytes, page, page_bytes, touch, fresh, warm,
+                   (fresh["seconds"] - warm["seconds"]) / fresh["faults"])
+
+
+def both(values, other, scale):
+    """'glibc / other': medians over processes of `values` ({environment, rep})."""
+    medians = values.groupby(level="environment").median()
+    return " / ".join(f"{scale * medians[e]:.3g}" for e in ("glibc", other))
+
+
+def by_round(inside, environment):
+    """`environment` - glibc per fault, paired by round, in us: the median and the rounds'
+    range."""
+    values = inside.xs(environment) - inside.xs("glibc")
+    return (f"{1e6 * values.median():+.3g} ({1e6 * values.min():+.3g} to "
+            f"{1e6 * values.max():+.3g})")
+
+
+def touched(touch):
+    """A fault touched alone under glibc (us, median over processes)."""
+    return f"{1e6 * (touch.xs('glibc')['seconds'] / touch.xs('glibc')['faults']).median():.3g}"
+
+
+def store_path_faults(t):
+    """A fault inside a copy on each store path (the fault probe under glibc, its A/A twin and
+    memcpy_nt, in the same rounds): per size and page kind, the copy into fresh pages and into
+    warm ones, what a fault adds to the copy, memcpy_nt's and the twin's difference from glibc
+    by round, beside a fault touched alone and, where memcpy_nt's stores are non-temporal, one
+    page's bytes at the rate of its warm copy."""
+    table = t.benchmarks["store_path_faults"]
+    threshold = (non_temporal_threshold(t.config["environments"]["memcpy_nt"])
+                 or int(t.machine["glibc_non_temporal_threshold"], 0))  # the machine's own
+    lines = ["| MB | page | memcpy_nt's stores | into fresh pages (ms) | into warm pages (ms) | "
+             "a fault inside the copy (us) | memcpy_nt - glibc per fault (us) | glibc's twin - "
+             "glibc (us) | a fault touched alone (us) | one page at the warm non-temporal "
+             "copy's rate (us) |", "|---" * 10 + "|"]
+    for nbytes, page, page_bytes, touch, fresh, warm, inside in probe_copies(table):
+        non_temporal = nbytes >= threshold
+        rate = (f"{1e6 * page_bytes * warm.xs('memcpy_nt')['seconds'].median() / nbytes:.3g}"
+                if non_temporal else "-")
+        lines.append(
+            f"| {nbytes / 1e6:.3g} | {page} | "
+            f"{'non-temporal' if non_temporal else 'through the cache'} | "
+            f"{both(fresh['seconds'], 'memcpy_nt', 1e3)} | "
+            f"{both(warm['seconds'], 'memcpy_nt', 1e3)} | {both(inside, 'memcpy_nt', 1e6)} | "
+            f"{by_round(inside, 'memcpy_nt')} | {by_round(inside, 'glibc' + TWIN)} | "
+            f"{touched(touch)} | {rate} |")
     processes = figures.span(table.groupby("environment")["rep"].nunique())
     return ("\n".join(lines) + f"\n\n{processes} processes per environment (glibc, its A/A "
             "twin, memcpy_nt), in rounds; two values: glibc / memcpy_nt, medians over processes "
@@ -1378,14 +1395,101 @@ def store_path_faults(t):
             "bytes at the rate memcpy_nt copies into warm pages of that size.")
 
 
+ERMS = "memcpy_erms"  # glibc's memcpy as `rep movsb` at every size (glibc.cpu.hwcaps)
+
+
+def own_limit(framework):
+    """The copy into a buffer faulted in before that a framework's copy is set against: its own
+    kernel's (`torch_copyto` for PyTorch), else glibc's memcpy (`copyto`)."""
+    return "torch_copyto" if framework.startswith("torch") else "copyto"
+
+
+def per_fault(t, framework, environment, batch):
+    """(copy - its own copy limit in the same environment) / faults per call, in us, where
+    every 4 KiB page of the output faults (else None: no faults, or huge pages among them)."""
+    rows = copy_processes(t, framework, environment, batch)[1]
+    faults = rows["minor_faults"].median()
+    if faults * 4096 < rows["bytes"].iloc[0]:
+        return None
+    limit = copy_processes(t, own_limit(framework), environment, batch)[1]["seconds"].median()
+    return 1e6 * (rows["seconds"].median() - limit) / faults
+
+
+def memcpy_erms(t):
+    """Each copy under glibc and memcpy_erms (its ratio paired by round, in this run and the
+    second), its faults and what a fault adds to it against its own copy limit; then PyTensor
+    against PyTorch with the same faults under each, and in the reference run."""
+    runs = [t, tables_at(t.root / "second")]
+    lines = ["| copy | batch (MB) | faults per call | glibc (ms) | memcpy_erms (ms; x glibc) | "
+             "second run: memcpy_erms x glibc | a fault, by difference: glibc / memcpy_erms (us) "
+             "| second run (us) |", "|---" * 8 + "|"]
+    for framework in ("copyto", "torch_copyto", "numpy", "pytensor", "torch"):
+        for batch, nbytes in _bytes(t).items():
+            ratios, costs = [], []
+            for run in runs:
+                ratios.append(against(copy_processes(run, framework, ERMS, batch)[0],
+                                      copy_processes(run, framework, "glibc", batch)[0]))
+                cost = [per_fault(run, framework, e, batch) for e in ("glibc", ERMS)]
+                costs.append("-" if None in cost else " / ".join(f"{c:.3g}" for c in cost))
+            glibc, erms = (copy_processes(t, framework, e, batch)[1] for e in ("glibc", ERMS))
+            lines.append(f"| {framework} | {batch} ({nbytes / 1e6:.3g}) | "
+                         f"{glibc['minor_faults'].median():,.0f} | {ms(glibc['seconds'].median())}"
+                         f" | {ms(erms['seconds'].median())}; {ratios[0]} | {ratios[1]} | "
+                         f"{costs[0]} | {costs[1]} |")
+    same_faults = []
+    for batch in (16, 32):
+        pairs = [f"{e} {against(copy_processes(run, 'pytensor', e, batch)[0], copy_processes(run, 'torch', e, batch)[0])}"
+                 for run in runs for e in ("glibc", ERMS)]
+        reference = tables_at(t.root.parent)
+        same_faults.append(
+            f"at {batch}: {pairs[0]}, {pairs[1]} (second run: {pairs[2]}, {pairs[3]}); the "
+            "reference run: " + against(copy_processes(reference, "pytensor", "glibc", batch)[0],
+                                        copy_processes(reference, "torch", "glibc", batch)[0]))
+    machine = lambda run: int(run.machine["glibc_rep_movsb_stop_threshold"], 0)
+    return ("\n".join(lines) + f"\n\n{figures.span(copy_process_counts(t))} processes per "
+            "configuration, in rounds; medians of every call; ratios with their 95% interval "
+            "over processes, paired by round; a fault, by difference: (the copy - its own copy "
+            "limit in the same environment: `torch_copyto`'s for PyTorch, `copyto`'s for the "
+            "others) / its faults per call, where every 4 KiB page faults. This machine's glibc copies with `rep movsb` up to "
+            f"{machine(t) / 2**20:g} MiB (`glibc_rep_movsb_stop_threshold` in the machine "
+            "record). PyTensor against PyTorch, the same faults per call, paired by round: "
+            + "; ".join(same_faults) + ".")
+
+
+def erms_faults(t):
+    """A fault inside a `rep movsb` copy and inside glibc's own (the fault probe under glibc,
+    its A/A twin and memcpy_erms, in the same rounds), in this run and the second."""
+    runs = [t, tables_at(t.root / "second")]
+    probes = [list(probe_copies(run.benchmarks["erms_faults"])) for run in runs]
+    lines = ["| MB | page | into warm pages (ms) | into fresh pages (ms) | a fault inside the "
+             "copy (us) | memcpy_erms - glibc per fault (us) | glibc's twin - glibc (us) | "
+             "second run: memcpy_erms - glibc (us) | second run: twin - glibc (us) | a fault "
+             "touched alone (us) |", "|---" * 10 + "|"]
+    for first, second in zip(*probes):
+        nbytes, page, _, touch, fresh, warm, inside = first
+        lines.append(
+            f"| {nbytes / 1e6:.3g} | {page} | {both(warm['seconds'], ERMS, 1e3)} | "
+            f"{both(fresh['seconds'], ERMS, 1e3)} | {both(inside, ERMS, 1e6)} | "
+            f"{by_round(inside, ERMS)} | {by_round(inside, 'glibc' + TWIN)} | "
+            f"{by_round(second[-1], ERMS)} | {by_round(second[-1], 'glibc' + TWIN)} | "
+            f"{touched(touch)} |")
+    processes = figures.span([n for run in runs for n in run.benchmarks["erms_faults"]
+                              .groupby("environment")["rep"].nunique()])
+    return ("\n".join(lines) + f"\n\n{processes} processes per environment (glibc, its A/A "
+            "twin, memcpy_erms) in each run, in rounds; two values: glibc / memcpy_erms, "
+            "medians over processes of each process's median; a fault inside the copy: (copy "
+            "into fresh pages - the same copy into warm pages) / the fresh copy's faults, per "
+            "process; the differences paired by round, their median and the rounds' range.")
+
+
 MEMCPY_USERS = ("numpy", "pytensor", "pytensor_cvm", "theano")  # copy with glibc's memcpy
 
 
-def small_page_copies(t, batch):
-    """The `memcpy` users' CPU rows at `batch` under glibc's default store path that fault in
-    every 4 KiB page of their output (no huge pages)."""
+def small_page_copies(t, batch, users=MEMCPY_USERS):
+    """The CPU rows at `batch` of `users` under glibc's default store path that fault in every
+    4 KiB page of their output (no huge pages)."""
     rows = t.copy[(t.copy["device"] == "cpu") & (t.copy["batch"] == batch)
-                  & t.copy["framework"].isin(MEMCPY_USERS)
+                  & t.copy["framework"].isin(users)
                   & t.copy["environment"].isin(
                       tidy_tables.copies_as_the_probe(t.config["environments"]))]
     pages = rows.groupby("configuration")["minor_faults"].transform("median") * 4096
@@ -1394,37 +1498,48 @@ def small_page_copies(t, batch):
 
 def fault_runs(t):
     """Per run that measured the copy step's fresh 4 KiB outputs: the copy limit, the faulting
-    copies' time, what a fault then costs by difference, and what the probe measured (a touch,
-    and where measured a fault inside a copy)."""
+    copies' time, what a fault then costs by difference (the `memcpy` users' and PyTorch's),
+    and what the probe measured (a touch, and where measured a fault inside a copy)."""
     root = t.root.parent
     runs = [("the reference run (`results/paper`)", root),
             ("glibc's store path (`results/paper/memcpy_nt`)", root / "memcpy_nt"),
-            ("this set (`results/paper/fault_in_copy`)", t.root)]
+            ("this set (`results/paper/fault_in_copy`)", t.root),
+            ("glibc's default on the AMD EPYC VM (`results/paper/memcpy_erms`)",
+             root / "memcpy_erms")]
     lines = ["| run | batch (MB) | copy limit (ms) | 4 KiB-faulting copies (ms) | faults per "
-             "call | cost per fault by difference (us) | probe: a touch (us) | probe: inside a "
-             "copy (us) |", "|---|---|---|---|---|---|---|---|"]
+             "call | cost per fault by difference (us) | PyTorch's, by difference (us) | probe: "
+             "a touch (us) | probe: inside a copy (us) |", "|---" * 9 + "|"]
+
+    def by_difference(rows):  # medians over configurations of their medians over processes
+        per_config = rows.groupby("configuration")[["seconds", "limit_seconds",
+                                                    "minor_faults"]].median()
+        return per_config, (per_config["seconds"].median() - per_config["limit_seconds"]
+                            .median()) / per_config["minor_faults"].median()
+
     for name, folder in runs:
         other = tables_at(folder)
         for batch in (16, 32):
             rows = small_page_copies(other, batch)
             if not len(rows):
                 continue
-            per_config = rows.groupby("configuration")[["seconds", "limit_seconds",
-                                                        "minor_faults"]].median()
-            measured, limit = per_config["seconds"].median(), per_config["limit_seconds"].median()
-            faults = per_config["minor_faults"].median()
+            per_config, cost = by_difference(rows)
+            torch_rows = small_page_copies(other, batch, ("torch",))
+            torch_cost = (f"{1e6 * by_difference(torch_rows)[1]:.3g}" if len(torch_rows)
+                          else "-")
             inside = (rows["fault_cost_4k_in_copy"].median() if "fault_cost_4k_in_copy" in rows
                       and rows["fault_cost_4k_in_copy"].notna().any() else None)
             lines.append(
-                f"| {name} | {batch} ({rows['bytes'].iloc[0] / 1e6:.3g}) | {ms(limit)} | "
-                f"{ms(measured)} ({len(per_config)} configurations) | {faults:,.0f} | "
-                f"{1e6 * (measured - limit) / faults:.3g} | "
+                f"| {name} | {batch} ({rows['bytes'].iloc[0] / 1e6:.3g}) | "
+                f"{ms(per_config['limit_seconds'].median())} | "
+                f"{ms(per_config['seconds'].median())} ({len(per_config)} configurations) | "
+                f"{per_config['minor_faults'].median():,.0f} | {1e6 * cost:.3g} | {torch_cost} | "
                 f"{1e6 * rows['fault_cost_4k'].median():.3g} | "
                 + (f"{1e6 * inside:.3g}" if inside is not None else "not measured") + " |")
     return ("\n".join(lines) + "\n\nMedians over the configurations (their medians over "
             "processes) of numpy, PyTensor, PyTensor's C VM and Theano whose every 4 KiB page "
             "faults, under glibc's default store path; the cost by difference is (copy - "
-            "limit) / faults.")
+            "limit) / faults; PyTorch's: the same of its copies whose every 4 KiB page faults, "
+            "with the same limit (`copyto`'s).")
 
 
 def layout_comparison(t):
@@ -1461,6 +1576,8 @@ BLOCKS = {"machine": machine_line, "copy-table": copy_table, "fault-costs": faul
           "torch-copy": torch_copy, "torch-copy-kernels": copy_kernels,
           # from the fault probe on each store path (results/paper/store_path_faults)
           "store-path-faults": store_path_faults, "store-path-faults-second": store_path_faults,
+          # from glibc's memcpy as rep movsb (results/paper/memcpy_erms)
+          "memcpy-erms": memcpy_erms, "memcpy-erms-faults": erms_faults,
           # from numpy's copy into memory aligned as PyTorch asks (results/paper/aligned)
           "aligned": aligned, "aligned-second": aligned, "aligned-chunked": aligned,
           "aligned-chunked-second": aligned,
@@ -1476,7 +1593,8 @@ SETS = {"gpu-": "gpu", "memcpy-nt-node": "memcpy_nt/node", "memcpy-nt": "memcpy_
         "aligned": "aligned", "aligned-second": "aligned/second",
         "aligned-chunked": "aligned/chunked", "aligned-chunked-second": "aligned/chunked_second",
         "fault-in-copy-": "fault_in_copy", "store-path-faults": "store_path_faults",
-        "store-path-faults-second": "store_path_faults/second"}
+        "store-path-faults-second": "store_path_faults/second",
+        "memcpy-erms": "memcpy_erms"}
 
 
 def render(readme, sets):

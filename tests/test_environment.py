@@ -232,6 +232,32 @@ def test_a_glibc_tunable_is_proven_by_what_the_loader_made_of_it():
             Knob("GLIBC_TUNABLES", wrong, "variable").prove({"GLIBC_TUNABLES": wrong}, set(), [])
 
 
+def test_a_glibc_preference_is_proven_by_what_the_loader_derived():
+    """glibc.cpu.hwcaps names features, which --list-tunables does not show: the proof reads
+    the loader's diagnostics, where a misspelt preference changes nothing and fails."""
+    from knobs.environment import KnobNotApplied
+
+    for value, seen in (("glibc.cpu.hwcaps=Prefer_ERMS", "0x1"),
+                        ("glibc.cpu.hwcaps=-Prefer_ERMS", "0x0")):
+        proof = Knob("GLIBC_TUNABLES", value, "variable").prove({"GLIBC_TUNABLES": value},
+                                                                 set(), [])
+        assert proof == {"proof": "effect", "seen": {"glibc.cpu.hwcaps.Prefer_ERMS": seen}}
+    wrong = "glibc.cpu.hwcaps=Prefer_ERMZ"
+    with pytest.raises(KnobNotApplied, match="not a preference"):
+        Knob("GLIBC_TUNABLES", wrong, "variable").prove({"GLIBC_TUNABLES": wrong}, set(), [])
+
+
+def test_the_machine_record_holds_where_memcpy_uses_rep_movsb():
+    """Where glibc's memcpy copies with `rep movsb` (from the first size to the stop) decides
+    how a fault inside a copy costs: the record holds both, as the loader derived them."""
+    from knobs import machine
+
+    described = machine.describe()
+    start, stop = (int(described[f"glibc_rep_movsb_{end}"], 0)
+                   for end in ("threshold", "stop_threshold"))
+    assert 0 < start < stop
+
+
 def test_a_fixed_layout_is_proven_by_the_process_personality(tmp_path):
     """aslr: off starts the measured process without layout randomization (its personality
     says so); a spec that claims it for a process started with randomization fails."""

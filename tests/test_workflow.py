@@ -155,8 +155,12 @@ def test_paper_figures_rebuild_from_shipped_results_without_any_benchmark(tmp_pa
     # and a fault inside a copy on each store path (twice): the fault probe as a benchmark
     benchmarks_alone = {"results/paper/store_path_faults": "store_path_faults",
                         "results/paper/store_path_faults/second": "store_path_faults"}
+    # and glibc's memcpy as `rep movsb` (twice): the copy step beside the probe as a benchmark
+    copies_and_benchmarks = {"results/paper/memcpy_erms": "erms_faults",
+                             "results/paper/memcpy_erms/second": "erms_faults"}
+    benchmarks = {**benchmarks_alone, **copies_and_benchmarks}
     for result_set in ("results/paper", "results/paper/gpu", "results/paper/gpu/second",
-                       *copies_alone, *benchmarks_alone):
+                       *copies_alone, *benchmarks):
         done = subprocess.run(
             [str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path),
              "--configfile", str(tmp_path / result_set / "config.yaml"), "--cores", "1",
@@ -168,8 +172,8 @@ def test_paper_figures_rebuild_from_shipped_results_without_any_benchmark(tmp_pa
         cpu_copies = result_set not in ("results/paper/gpu", "results/paper/gpu/second",
                                         "results/paper/memcpy_nt/node")  # and a probe
         model = ["copy_model"] if cpu_copies else []
-        own = [benchmarks_alone[result_set]] if result_set in benchmarks_alone else []
-        copies = [] if own else ["copy_step", *model]
+        own = [benchmarks[result_set]] if result_set in benchmarks else []
+        copies = [] if result_set in benchmarks_alone else ["copy_step", *model]
         hourglass = ([] if own or result_set in copies_alone else
                      ["hourglass_ladder", "hourglass_ops", "hourglass_why", "hourglass_gap"])
         for figure in [*copies, *hourglass, *own]:

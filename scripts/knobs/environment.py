@@ -157,11 +157,29 @@ def _glibc_tunables(value):
     seen, applied = {}, True
     for pair in value.split(":"):
         name, _, wanted = pair.partition("=")
+        if name == "glibc.cpu.hwcaps":  # features, which --list-tunables does not show
+            chosen, features = _glibc_hwcaps(wanted, value)
+            applied, seen = applied and chosen, {**seen, **features}
+            continue
         got = seen[name] = reported.get(name, "not a tunable of this glibc")
         try:
             applied = applied and int(got, 0) == int(wanted, 0)
         except ValueError:
             applied = applied and got == wanted
+    return applied, seen
+
+
+def _glibc_hwcaps(features, value):
+    """glibc.cpu.hwcaps=Prefer_ERMS,-Prefer_FSRM: whether the loader, given `value`, reports
+    each named preference on (off where `-`) (`--list-diagnostics`); (applied, {name: seen})."""
+    reported = machine.glibc_cpu_features(value)
+    applied, seen = True, {}
+    for feature in features.split(","):
+        name = feature.lstrip("-")
+        key = next((k for k in reported if k.rsplit(".", 1)[-1] == name), None)
+        got = seen[f"glibc.cpu.hwcaps.{name}"] = (
+            reported[key] if key else "not a preference this glibc's loader reports")
+        applied = applied and got == ("0x0" if feature.startswith("-") else "0x1")
     return applied, seen
 
 

@@ -126,19 +126,35 @@ def glibc_loader():
         ("ld-linux", "ld64.so", "ld.so"))), None)
 
 
+def _loader_says(option, value):
+    """What this process's loader prints for `option` given GLIBC_TUNABLES=`value` (nothing
+    set where `value` is empty): its lines, [] where there is no glibc loader to ask."""
+    loader = glibc_loader()
+    if loader is None:
+        return []
+    try:
+        return subprocess.run([loader, option], capture_output=True, text=True,
+                              env={"GLIBC_TUNABLES": value} if value else {}).stdout.splitlines()
+    except OSError:
+        return []
+
+
 def glibc_tunables(value=""):
     """{tunable: value} as this process's loader makes them of GLIBC_TUNABLES=`value` (glibc's
     own defaults for this machine where `value` is empty); {} where it cannot say."""
-    loader = glibc_loader()
-    if loader is None:
-        return {}
-    try:
-        listed = subprocess.run([loader, "--list-tunables"], capture_output=True, text=True,
-                                env={"GLIBC_TUNABLES": value} if value else {}).stdout
-    except OSError:
-        return {}
     return {name: setting.split(" (")[0] for name, setting in
-            (line.split(": ", 1) for line in listed.splitlines() if ": " in line)}
+            (line.split(": ", 1) for line in _loader_says("--list-tunables", value)
+             if ": " in line)}
+
+
+def glibc_cpu_features(value=""):
+    """{name: value} of what this process's loader reports of its x86 string-function choices
+    given GLIBC_TUNABLES=`value` (`--list-diagnostics`: `preferred.Prefer_ERMS`,
+    `rep_movsb_stop_threshold`, ...; names without `x86.cpu_features.`); {} where it cannot say.
+    Unlike --list-tunables it shows what the loader derived, not only what it was told."""
+    prefix = "x86.cpu_features."
+    return dict(line[len(prefix):].split("=", 1) for line in _loader_says(
+        "--list-diagnostics", value) if line.startswith(prefix) and "=" in line)
 
 
 def aslr():
@@ -155,6 +171,7 @@ def describe():
     except (ValueError, OSError):
         glibc = None
     cpuinfo = _cpuinfo()
+    string_choices = glibc_cpu_features()
     return {
         "host": socket.gethostname(),
         "cpu": _cpu_model(cpuinfo),
@@ -175,6 +192,11 @@ def describe():
         # where glibc's memcpy switches to non-temporal stores, derived from the L3 CPUID reports
         "glibc_non_temporal_threshold": glibc_tunables().get(
             "glibc.cpu.x86_non_temporal_threshold"),
+        # memcpy copies with `rep movsb` from the first size up to the second, with vector
+        # loads and stores above (glibc stops at the L2 size on AMD, at the threshold above
+        # elsewhere)
+        **{f"glibc_{name}": string_choices.get(name)
+           for name in ("rep_movsb_threshold", "rep_movsb_stop_threshold")},
         "python": platform.python_version(),
         "gpus": gpus(),
     }

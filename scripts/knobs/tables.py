@@ -59,6 +59,7 @@ def machine_columns(machine):
         "kernel": machine["kernel"], "glibc": machine["glibc"],
         "thp_enabled": machine["thp_enabled"], "thp_defrag": machine["thp_defrag"],
         "glibc_non_temporal_threshold": machine.get("glibc_non_temporal_threshold"),
+        "glibc_rep_movsb_stop_threshold": machine.get("glibc_rep_movsb_stop_threshold"),
     }
 
 
