@@ -14,6 +14,7 @@ other sets SETS names (torch_copy/, aligned/, store_path_faults/, ...).
 """
 
 import argparse
+import collections
 import functools
 import re
 import sys
@@ -407,6 +408,9 @@ COPY_MECHANISMS = {
     "hugepages_off": "numpy's huge-page advice switched off: every 4 KiB page faults",
     "torch_thp": "PyTorch asks for transparent huge pages: a 2 MiB page per fault",
     "onednn_off": "TensorFlow without oneDNN allocates through malloc instead of its BFC pool",
+    "memcpy_nt": "glibc's memcpy writes around the cache (non-temporal stores) from 32 MiB",
+    "glibc_tuned_nt": "the heap reused, and glibc's memcpy writing around the cache from 32 MiB",
+    "memcpy_erms": "glibc's memcpy copies with `rep movsb` at every size",
 }
 FRAMEWORK_NOTES = {
     "theano": "allocates through numpy",
@@ -1325,13 +1329,17 @@ def non_temporal_threshold(spec):
     return int(found.group(1), 0) if found else None
 
 
+ProbeCopy = collections.namedtuple("ProbeCopy", "bytes page page_bytes touch fresh warm inside")
+
+
 def probe_copies(table):
-    """The fault probe's copies, per size and page kind measured: (bytes, page, page bytes,
-    touch, fresh, warm, inside), each per (environment, rep) (the process's median seconds and
-    faults); inside: what a fault adds to the copy, (fresh - warm) / the fresh copy's faults."""
+    """The fault probe's copies, {(bytes, page kind): ProbeCopy} for each measured: touch,
+    fresh and warm per (environment, rep) (the process's median seconds and faults); inside:
+    what a fault adds to the copy, (fresh - warm) / the fresh copy's faults."""
     per_process = table.groupby(["environment", "rep", "case"]).agg(
         seconds=("seconds", "median"), faults=("minor_faults", "median"))
     measured = set(per_process.index.get_level_values("case"))
+    found = {}
     for nbytes in sorted(table["bytes"].unique()):
         for page, page_bytes in (("4k", 4096), ("2m", 2 << 20)):
             kinds = (page, f"copy{page}", f"warm{page}")
@@ -1339,11 +1347,12 @@ def probe_copies(table):
                 continue  # no huge pages on this machine
             touch, fresh, warm = (per_process.xs(f"{kind}-{nbytes}", level="case")
                                   for kind in kinds)
-            yield (nbytes, page, page_bytes, touch, fresh, warm,
-                   (fresh["seconds"] - warm["seconds"]) / fresh["faults"])
+            found[nbytes, page] = ProbeCopy(nbytes, page, page_bytes, touch, fresh, warm,
+                                            (fresh["seconds"] - warm["seconds"]) / fresh["faults"])
+    return found
 
 
-def both(values, other, scale):
+def glibc_and(other, values, scale):
     """'glibc / other': medians over processes of `values` ({environment, rep})."""
     medians = values.groupby(level="environment").median()
     return " / ".join(f"{scale * medians[e]:.3g}" for e in ("glibc", other))
@@ -1375,15 +1384,16 @@ def store_path_faults(t):
              "a fault inside the copy (us) | memcpy_nt - glibc per fault (us) | glibc's twin - "
              "glibc (us) | a fault touched alone (us) | one page at the warm non-temporal "
              "copy's rate (us) |", "|---" * 10 + "|"]
-    for nbytes, page, page_bytes, touch, fresh, warm, inside in probe_copies(table):
+    for nbytes, page, page_bytes, touch, fresh, warm, inside in probe_copies(table).values():
         non_temporal = nbytes >= threshold
         rate = (f"{1e6 * page_bytes * warm.xs('memcpy_nt')['seconds'].median() / nbytes:.3g}"
                 if non_temporal else "-")
         lines.append(
             f"| {nbytes / 1e6:.3g} | {page} | "
             f"{'non-temporal' if non_temporal else 'through the cache'} | "
-            f"{both(fresh['seconds'], 'memcpy_nt', 1e3)} | "
-            f"{both(warm['seconds'], 'memcpy_nt', 1e3)} | {both(inside, 'memcpy_nt', 1e6)} | "
+            f"{glibc_and('memcpy_nt', fresh['seconds'], 1e3)} | "
+            f"{glibc_and('memcpy_nt', warm['seconds'], 1e3)} | "
+            f"{glibc_and('memcpy_nt', inside, 1e6)} | "
             f"{by_round(inside, 'memcpy_nt')} | {by_round(inside, 'glibc' + TWIN)} | "
             f"{touched(touch)} | {rate} |")
     processes = figures.span(table.groupby("environment")["rep"].nunique())
@@ -1406,75 +1416,110 @@ def own_limit(framework):
 
 def per_fault(t, framework, environment, batch):
     """(copy - its own copy limit in the same environment) / faults per call, in us, where
-    every 4 KiB page of the output faults (else None: no faults, or huge pages among them)."""
+    every 4 KiB page of the output faults (else None: no faults, huge pages among them, or
+    either configuration not measured)."""
     rows = copy_processes(t, framework, environment, batch)[1]
+    limit = copy_processes(t, own_limit(framework), environment, batch)[1]
+    if not len(rows) or not len(limit):
+        return None
     faults = rows["minor_faults"].median()
     if faults * 4096 < rows["bytes"].iloc[0]:
         return None
-    limit = copy_processes(t, own_limit(framework), environment, batch)[1]["seconds"].median()
-    return 1e6 * (rows["seconds"].median() - limit) / faults
+    return 1e6 * (rows["seconds"].median() - limit["seconds"].median()) / faults
+
+
+def faults_text(t, framework, batch):
+    """'9,409' per call, or 'glibc / memcpy_erms' where the two environments differ."""
+    faults = [copy_processes(t, framework, e, batch)[1]["minor_faults"].median()
+              for e in ("glibc", ERMS)]
+    return " / ".join(f"{f:,.0f}" for f in (faults if faults[0] != faults[1] else faults[:1]))
+
+
+def same_faults_ratio(t, batch, environments):
+    """PyTensor against PyTorch at `batch`, paired by round, in each environment, where both
+    fault alike (their median faults per call equal), else None."""
+    ratios = []
+    for environment in environments:
+        rows = [copy_processes(t, f, environment, batch) for f in ("pytensor", "torch")]
+        if rows[0][1]["minor_faults"].median() != rows[1][1]["minor_faults"].median():
+            return None
+        ratios.append(f"{environment} {against(rows[0][0], rows[1][0])}")
+    return ", ".join(ratios)
 
 
 def memcpy_erms(t):
     """Each copy under glibc and memcpy_erms (its ratio paired by round, in this run and the
-    second), its faults and what a fault adds to it against its own copy limit; then PyTensor
-    against PyTorch with the same faults under each, and in the reference run."""
+    second, beside glibc's A/A twin), its faults and what a fault adds to it against its own
+    copy limit; then PyTensor against PyTorch with the same faults under each, here and in
+    the reference run."""
     runs = [t, tables_at(t.root / "second")]
     lines = ["| copy | batch (MB) | faults per call | glibc (ms) | memcpy_erms (ms; x glibc) | "
-             "second run: memcpy_erms x glibc | a fault, by difference: glibc / memcpy_erms (us) "
-             "| second run (us) |", "|---" * 8 + "|"]
-    for framework in ("copyto", "torch_copyto", "numpy", "pytensor", "torch"):
+             "second run: memcpy_erms x glibc | glibc's twin x glibc (the two runs) | a fault, "
+             "by difference: glibc / memcpy_erms (us) | second run (us) |", "|---" * 9 + "|"]
+    frameworks = [*t.config["copy"]["limit"]["frameworks"], *t.config["copy"]["frameworks"]]
+    for framework in sorted(frameworks, key=lambda f: (f != own_limit(f), f)):
         for batch, nbytes in _bytes(t).items():
-            ratios, costs = [], []
+            ratios, twins, costs = [], [], []
             for run in runs:
-                ratios.append(against(copy_processes(run, framework, ERMS, batch)[0],
-                                      copy_processes(run, framework, "glibc", batch)[0]))
+                glibc = copy_processes(run, framework, "glibc", batch)[0]
+                ratios.append(against(copy_processes(run, framework, ERMS, batch)[0], glibc))
+                twin = copy_processes(run, framework, "glibc" + TWIN, batch)[0]
+                twins.append(against(twin, glibc) if twin else "-")
                 cost = [per_fault(run, framework, e, batch) for e in ("glibc", ERMS)]
                 costs.append("-" if None in cost else " / ".join(f"{c:.3g}" for c in cost))
             glibc, erms = (copy_processes(t, framework, e, batch)[1] for e in ("glibc", ERMS))
             lines.append(f"| {framework} | {batch} ({nbytes / 1e6:.3g}) | "
-                         f"{glibc['minor_faults'].median():,.0f} | {ms(glibc['seconds'].median())}"
-                         f" | {ms(erms['seconds'].median())}; {ratios[0]} | {ratios[1]} | "
-                         f"{costs[0]} | {costs[1]} |")
-    same_faults = []
+                         f"{faults_text(t, framework, batch)} | {ms(glibc['seconds'].median())} | "
+                         f"{ms(erms['seconds'].median())}; {ratios[0]} | {ratios[1]} | "
+                         f"{'; '.join(twins) if twins[0] != '-' else '-'} | {costs[0]} | "
+                         f"{costs[1]} |")
+    reference = tables_at(t.root.parent)
+    compared = []
     for batch in (16, 32):
-        pairs = [f"{e} {against(copy_processes(run, 'pytensor', e, batch)[0], copy_processes(run, 'torch', e, batch)[0])}"
-                 for run in runs for e in ("glibc", ERMS)]
-        reference = tables_at(t.root.parent)
-        same_faults.append(
-            f"at {batch}: {pairs[0]}, {pairs[1]} (second run: {pairs[2]}, {pairs[3]}); the "
-            "reference run: " + against(copy_processes(reference, "pytensor", "glibc", batch)[0],
-                                        copy_processes(reference, "torch", "glibc", batch)[0]))
-    machine = lambda run: int(run.machine["glibc_rep_movsb_stop_threshold"], 0)
+        here = [same_faults_ratio(run, batch, ("glibc", ERMS)) for run in runs]
+        there = same_faults_ratio(reference, batch, ("glibc",))
+        if None not in (*here, there):
+            compared.append(f"at {batch}: {here[0]} (second run: {here[1]}); the reference "
+                            f"run's {there}")
+    thresholds = {name: first_of(t.copy, f"glibc_{name}")
+                  for name in ("rep_movsb_stop_threshold", "non_temporal_threshold")}
+    machine = ("" if None in thresholds.values() else
+               f" This machine's glibc copies with `rep movsb` up to "
+               f"{int(thresholds['rep_movsb_stop_threshold'], 0) / 2**20:g} MiB and with "
+               f"non-temporal stores from {int(thresholds['non_temporal_threshold'], 0) / 1e6:.0f}"
+               " MB (`glibc_rep_movsb_stop_threshold` and `glibc_non_temporal_threshold` in the "
+               "machine record).")
     return ("\n".join(lines) + f"\n\n{figures.span(copy_process_counts(t))} processes per "
             "configuration, in rounds; medians of every call; ratios with their 95% interval "
-            "over processes, paired by round; a fault, by difference: (the copy - its own copy "
-            "limit in the same environment: `torch_copyto`'s for PyTorch, `copyto`'s for the "
-            "others) / its faults per call, where every 4 KiB page faults. This machine's glibc copies with `rep movsb` up to "
-            f"{machine(t) / 2**20:g} MiB (`glibc_rep_movsb_stop_threshold` in the machine "
-            "record). PyTensor against PyTorch, the same faults per call, paired by round: "
-            + "; ".join(same_faults) + ".")
+            "over processes, paired by round; faults per call under glibc (glibc / memcpy_erms "
+            "where they differ); a fault, by difference: (the copy - its own copy limit in the "
+            "same environment: `torch_copyto`'s for PyTorch, `copyto`'s for the others) / its "
+            "faults per call, where every 4 KiB page faults." + machine
+            + (" PyTensor against PyTorch, the same faults per call, paired by round: "
+               + "; ".join(compared) + "." if compared else ""))
 
 
 def erms_faults(t):
     """A fault inside a `rep movsb` copy and inside glibc's own (the fault probe under glibc,
     its A/A twin and memcpy_erms, in the same rounds), in this run and the second."""
-    runs = [t, tables_at(t.root / "second")]
-    probes = [list(probe_copies(run.benchmarks["erms_faults"])) for run in runs]
-    lines = ["| MB | page | into warm pages (ms) | into fresh pages (ms) | a fault inside the "
+    first, second = (probe_copies(run.benchmarks["erms_faults"])
+                     for run in (t, tables_at(t.root / "second")))
+    if first.keys() != second.keys():
+        sys.exit(f"{t.root}: its two runs' fault probes measured different cases")
+    lines = ["| MB | page | into fresh pages (ms) | into warm pages (ms) | a fault inside the "
              "copy (us) | memcpy_erms - glibc per fault (us) | glibc's twin - glibc (us) | "
              "second run: memcpy_erms - glibc (us) | second run: twin - glibc (us) | a fault "
              "touched alone (us) |", "|---" * 10 + "|"]
-    for first, second in zip(*probes):
-        nbytes, page, _, touch, fresh, warm, inside = first
+    for key, probe in first.items():
+        again = second[key].inside
         lines.append(
-            f"| {nbytes / 1e6:.3g} | {page} | {both(warm['seconds'], ERMS, 1e3)} | "
-            f"{both(fresh['seconds'], ERMS, 1e3)} | {both(inside, ERMS, 1e6)} | "
-            f"{by_round(inside, ERMS)} | {by_round(inside, 'glibc' + TWIN)} | "
-            f"{by_round(second[-1], ERMS)} | {by_round(second[-1], 'glibc' + TWIN)} | "
-            f"{touched(touch)} |")
-    processes = figures.span([n for run in runs for n in run.benchmarks["erms_faults"]
-                              .groupby("environment")["rep"].nunique()])
+            f"| {probe.bytes / 1e6:.3g} | {probe.page} | "
+            f"{glibc_and(ERMS, probe.fresh['seconds'], 1e3)} | "
+            f"{glibc_and(ERMS, probe.warm['seconds'], 1e3)} | "
+            f"{glibc_and(ERMS, probe.inside, 1e6)} | {by_round(probe.inside, ERMS)} | "
+            f"{by_round(probe.inside, 'glibc' + TWIN)} | {by_round(again, ERMS)} | "
+            f"{by_round(again, 'glibc' + TWIN)} | {touched(probe.touch)} |")
+    processes = figures.span(t.benchmarks["erms_faults"].groupby("environment")["rep"].nunique())
     return ("\n".join(lines) + f"\n\n{processes} processes per environment (glibc, its A/A "
             "twin, memcpy_erms) in each run, in rounds; two values: glibc / memcpy_erms, "
             "medians over processes of each process's median; a fault inside the copy: (copy "
@@ -1496,25 +1541,28 @@ def small_page_copies(t, batch, users=MEMCPY_USERS):
     return rows[pages >= rows["bytes"]]
 
 
+def cpu_name(t):
+    """'Intel Xeon', 'AMD EPYC': the machine record's CPU without its trademarks."""
+    return re.sub(r"\s+", " ", re.sub(r"\((R|TM)\)|Processor|CPU", "", t.machine["cpu"])).strip()
+
+
 def fault_runs(t):
-    """Per run that measured the copy step's fresh 4 KiB outputs: the copy limit, the faulting
-    copies' time, what a fault then costs by difference (the `memcpy` users' and PyTorch's),
-    and what the probe measured (a touch, and where measured a fault inside a copy)."""
+    """Per run that measured the copy step's fresh 4 KiB outputs: its machine, the copy limit,
+    the faulting copies' time, what a fault then costs by difference (the `memcpy` users' and
+    PyTorch's), and what the probe measured (a touch, and where measured a fault inside a
+    copy)."""
     root = t.root.parent
     runs = [("the reference run (`results/paper`)", root),
             ("glibc's store path (`results/paper/memcpy_nt`)", root / "memcpy_nt"),
             ("this set (`results/paper/fault_in_copy`)", t.root),
-            ("glibc's default on the AMD EPYC VM (`results/paper/memcpy_erms`)",
-             root / "memcpy_erms")]
-    lines = ["| run | batch (MB) | copy limit (ms) | 4 KiB-faulting copies (ms) | faults per "
-             "call | cost per fault by difference (us) | PyTorch's, by difference (us) | probe: "
-             "a touch (us) | probe: inside a copy (us) |", "|---" * 9 + "|"]
+            ("glibc's copy instruction (`results/paper/memcpy_erms`)", root / "memcpy_erms")]
+    lines = ["| run | machine | batch (MB) | copy limit (ms) | 4 KiB-faulting copies (ms) | "
+             "faults per call | cost per fault by difference (us) | PyTorch's, by difference "
+             "(us) | probe: a touch (us) | probe: inside a copy (us) |", "|---" * 10 + "|"]
 
-    def by_difference(rows):  # medians over configurations of their medians over processes
-        per_config = rows.groupby("configuration")[["seconds", "limit_seconds",
-                                                    "minor_faults"]].median()
-        return per_config, (per_config["seconds"].median() - per_config["limit_seconds"]
-                            .median()) / per_config["minor_faults"].median()
+    def by_difference(per_config):  # per configuration: medians over processes
+        return 1e6 * (per_config["seconds"].median() - per_config["limit_seconds"].median()) \
+            / per_config["minor_faults"].median()
 
     for name, folder in runs:
         other = tables_at(folder)
@@ -1522,24 +1570,26 @@ def fault_runs(t):
             rows = small_page_copies(other, batch)
             if not len(rows):
                 continue
-            per_config, cost = by_difference(rows)
-            torch_rows = small_page_copies(other, batch, ("torch",))
-            torch_cost = (f"{1e6 * by_difference(torch_rows)[1]:.3g}" if len(torch_rows)
-                          else "-")
+            per_config = {users: small_page_copies(other, batch, users).groupby("configuration")[
+                ["seconds", "limit_seconds", "minor_faults"]].median()
+                for users in (MEMCPY_USERS, ("torch",))}
+            memcpy, torch = per_config.values()
             inside = (rows["fault_cost_4k_in_copy"].median() if "fault_cost_4k_in_copy" in rows
                       and rows["fault_cost_4k_in_copy"].notna().any() else None)
             lines.append(
-                f"| {name} | {batch} ({rows['bytes'].iloc[0] / 1e6:.3g}) | "
-                f"{ms(per_config['limit_seconds'].median())} | "
-                f"{ms(per_config['seconds'].median())} ({len(per_config)} configurations) | "
-                f"{per_config['minor_faults'].median():,.0f} | {1e6 * cost:.3g} | {torch_cost} | "
-                f"{1e6 * rows['fault_cost_4k'].median():.3g} | "
+                f"| {name} | {cpu_name(other)} | {batch} ({rows['bytes'].iloc[0] / 1e6:.3g}) | "
+                f"{ms(memcpy['limit_seconds'].median())} | {ms(memcpy['seconds'].median())} "
+                f"({configurations(memcpy)}) | {memcpy['minor_faults'].median():,.0f} | "
+                f"{by_difference(memcpy):.3g} | "
+                + (f"{by_difference(torch):.3g} ({configurations(torch)})" if len(torch)
+                   else "-")
+                + f" | {1e6 * rows['fault_cost_4k'].median():.3g} | "
                 + (f"{1e6 * inside:.3g}" if inside is not None else "not measured") + " |")
     return ("\n".join(lines) + "\n\nMedians over the configurations (their medians over "
             "processes) of numpy, PyTensor, PyTensor's C VM and Theano whose every 4 KiB page "
-            "faults, under glibc's default store path; the cost by difference is (copy - "
-            "limit) / faults; PyTorch's: the same of its copies whose every 4 KiB page faults, "
-            "with the same limit (`copyto`'s).")
+            "faults, under glibc's default store path and copy instruction; the cost by "
+            "difference is (copy - limit) / faults; PyTorch's: the same of its copies whose "
+            "every 4 KiB page faults, with the same limit (`copyto`'s: glibc's `memcpy`).")
 
 
 def layout_comparison(t):

@@ -170,15 +170,17 @@ def _glibc_tunables(value):
 
 
 def _glibc_hwcaps(features, value):
-    """glibc.cpu.hwcaps=Prefer_ERMS,-Prefer_FSRM: whether the loader, given `value`, reports
-    each named preference on (off where `-`) (`--list-diagnostics`); (applied, {name: seen})."""
+    """glibc.cpu.hwcaps=Prefer_ERMS,-AVX_Fast_Unaligned_Load: whether the loader, given `value`,
+    reports each named preference on (off where `-`) (`--list-diagnostics`, glibc 2.33 on);
+    (applied, {name: seen}). Only preferences are proven: CPU features such as AVX512F are
+    not listed by name, so naming one fails the knob."""
     reported = machine.glibc_cpu_features(value)
     applied, seen = True, {}
     for feature in features.split(","):
         name = feature.lstrip("-")
-        key = next((k for k in reported if k.rsplit(".", 1)[-1] == name), None)
-        got = seen[f"glibc.cpu.hwcaps.{name}"] = (
-            reported[key] if key else "not a preference this glibc's loader reports")
+        got = seen[f"glibc.cpu.hwcaps.{name}"] = reported.get(f"preferred.{name}", (
+            "not a preference this glibc's loader reports" if reported else
+            "this loader lists no diagnostics (glibc before 2.33)"))
         applied = applied and got == ("0x0" if feature.startswith("-") else "0x1")
     return applied, seen
 

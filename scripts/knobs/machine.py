@@ -148,8 +148,8 @@ def glibc_tunables(value=""):
 
 
 def glibc_cpu_features(value=""):
-    """{name: value} of what this process's loader reports of its x86 string-function choices
-    given GLIBC_TUNABLES=`value` (`--list-diagnostics`: `preferred.Prefer_ERMS`,
+    """{name: value} of what this process's loader reports of its x86 CPU features and string
+    functions given GLIBC_TUNABLES=`value` (`--list-diagnostics`: `preferred.Prefer_ERMS`,
     `rep_movsb_stop_threshold`, ...; names without `x86.cpu_features.`); {} where it cannot say.
     Unlike --list-tunables it shows what the loader derived, not only what it was told."""
     prefix = "x86.cpu_features."
@@ -193,8 +193,8 @@ def describe():
         "glibc_non_temporal_threshold": glibc_tunables().get(
             "glibc.cpu.x86_non_temporal_threshold"),
         # memcpy copies with `rep movsb` from the first size up to the second, with vector
-        # loads and stores above (glibc stops at the L2 size on AMD, at the threshold above
-        # elsewhere)
+        # loads and stores above (non-temporal ones from the threshold above); glibc stops
+        # at the L2 size on AMD, at the non-temporal threshold elsewhere
         **{f"glibc_{name}": string_choices.get(name)
            for name in ("rep_movsb_threshold", "rep_movsb_stop_threshold")},
         "python": platform.python_version(),
