@@ -408,8 +408,10 @@ COPY_MECHANISMS = {
     "hugepages_off": "numpy's huge-page advice switched off: every 4 KiB page faults",
     "torch_thp": "PyTorch asks for transparent huge pages: a 2 MiB page per fault",
     "onednn_off": "TensorFlow without oneDNN allocates through malloc instead of its BFC pool",
-    "memcpy_nt": "glibc's memcpy writes around the cache (non-temporal stores) from 32 MiB",
-    "glibc_tuned_nt": "the heap reused, and glibc's memcpy writing around the cache from 32 MiB",
+    "memcpy_nt": "glibc's memcpy writes around the cache (non-temporal stores) from the "
+                 "threshold it is given",
+    "glibc_tuned_nt": "the heap reused, and glibc's memcpy writing around the cache from the "
+                      "threshold it is given",
     "memcpy_erms": "glibc's memcpy copies with `rep movsb` at every size",
 }
 FRAMEWORK_NOTES = {
@@ -1560,9 +1562,12 @@ def fault_runs(t):
              "faults per call | cost per fault by difference (us) | PyTorch's, by difference "
              "(us) | probe: a touch (us) | probe: inside a copy (us) |", "|---" * 10 + "|"]
 
-    def by_difference(per_config):  # per configuration: medians over processes
-        return 1e6 * (per_config["seconds"].median() - per_config["limit_seconds"].median()) \
-            / per_config["minor_faults"].median()
+    def per_config(rows):  # each configuration's medians over its processes' samples
+        return rows.groupby("configuration")[["seconds", "limit_seconds", "minor_faults"]].median()
+
+    def by_difference(medians):
+        return 1e6 * (medians["seconds"].median() - medians["limit_seconds"].median()) \
+            / medians["minor_faults"].median()
 
     for name, folder in runs:
         other = tables_at(folder)
@@ -1570,10 +1575,8 @@ def fault_runs(t):
             rows = small_page_copies(other, batch)
             if not len(rows):
                 continue
-            per_config = {users: small_page_copies(other, batch, users).groupby("configuration")[
-                ["seconds", "limit_seconds", "minor_faults"]].median()
-                for users in (MEMCPY_USERS, ("torch",))}
-            memcpy, torch = per_config.values()
+            memcpy = per_config(rows)
+            torch = per_config(small_page_copies(other, batch, ("torch",)))
             inside = (rows["fault_cost_4k_in_copy"].median() if "fault_cost_4k_in_copy" in rows
                       and rows["fault_cost_4k_in_copy"].notna().any() else None)
             lines.append(
