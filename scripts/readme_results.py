@@ -413,6 +413,8 @@ COPY_MECHANISMS = {
     "glibc_tuned_nt": "the heap reused, and glibc's memcpy writing around the cache from the "
                       "threshold it is given",
     "memcpy_erms": "glibc's memcpy copies with `rep movsb` at every size",
+    "memcpy_vector": "glibc's memcpy copies with vector stores at every size below its "
+                     "non-temporal threshold",
 }
 FRAMEWORK_NOTES = {
     "theano": "allocates through numpy",
@@ -1338,8 +1340,7 @@ def probe_copies(table):
     """The fault probe's copies, {(bytes, page kind): ProbeCopy} for each measured: touch,
     fresh and warm per (environment, rep) (the process's median seconds and faults); inside:
     what a fault adds to the copy, (fresh - warm) / the fresh copy's faults."""
-    per_process = table.groupby(["environment", "rep", "case"]).agg(
-        seconds=("seconds", "median"), faults=("minor_faults", "median"))
+    per_process = probe_processes(table)
     measured = set(per_process.index.get_level_values("case"))
     found = {}
     for nbytes in sorted(table["bytes"].unique()):
@@ -1350,20 +1351,32 @@ def probe_copies(table):
             touch, fresh, warm = (per_process.xs(f"{kind}-{nbytes}", level="case")
                                   for kind in kinds)
             found[nbytes, page] = ProbeCopy(nbytes, page, page_bytes, touch, fresh, warm,
-                                            (fresh["seconds"] - warm["seconds"]) / fresh["faults"])
+                                            added_per_fault(fresh, warm))
     return found
 
 
-def glibc_and(other, values, scale):
-    """'glibc / other': medians over processes of `values` ({environment, rep})."""
+def added_per_fault(fresh, warm):
+    """What a fault adds to a copy, per process: (the copy into fresh pages - the same copy
+    into warm pages) / the fresh copy's faults."""
+    return (fresh["seconds"] - warm["seconds"]) / fresh["faults"]
+
+
+def probe_processes(table):
+    """The fault probe's median seconds and faults per (environment, rep, case)."""
+    return table.groupby(["environment", "rep", "case"]).agg(
+        seconds=("seconds", "median"), faults=("minor_faults", "median"))
+
+
+def two_medians(values, first, second, scale):
+    """'first / second': medians over processes of `values` ({environment, rep})."""
     medians = values.groupby(level="environment").median()
-    return " / ".join(f"{scale * medians[e]:.3g}" for e in ("glibc", other))
+    return " / ".join(f"{scale * medians[e]:.3g}" for e in (first, second))
 
 
-def by_round(inside, environment):
-    """`environment` - glibc per fault, paired by round, in us: the median and the rounds'
+def by_round(inside, environment, base="glibc"):
+    """`environment` - `base` per fault, paired by round, in us: the median and the rounds'
     range."""
-    values = inside.xs(environment) - inside.xs("glibc")
+    values = inside.xs(environment) - inside.xs(base)
     return (f"{1e6 * values.median():+.3g} ({1e6 * values.min():+.3g} to "
             f"{1e6 * values.max():+.3g})")
 
@@ -1393,9 +1406,9 @@ def store_path_faults(t):
         lines.append(
             f"| {nbytes / 1e6:.3g} | {page} | "
             f"{'non-temporal' if non_temporal else 'through the cache'} | "
-            f"{glibc_and('memcpy_nt', fresh['seconds'], 1e3)} | "
-            f"{glibc_and('memcpy_nt', warm['seconds'], 1e3)} | "
-            f"{glibc_and('memcpy_nt', inside, 1e6)} | "
+            f"{two_medians(fresh['seconds'], 'glibc', 'memcpy_nt', 1e3)} | "
+            f"{two_medians(warm['seconds'], 'glibc', 'memcpy_nt', 1e3)} | "
+            f"{two_medians(inside, 'glibc', 'memcpy_nt', 1e6)} | "
             f"{by_round(inside, 'memcpy_nt')} | {by_round(inside, 'glibc' + TWIN)} | "
             f"{touched(touch)} | {rate} |")
     processes = figures.span(table.groupby("environment")["rep"].nunique())
@@ -1516,9 +1529,10 @@ def erms_faults(t):
         again = second[key].inside
         lines.append(
             f"| {probe.bytes / 1e6:.3g} | {probe.page} | "
-            f"{glibc_and(ERMS, probe.fresh['seconds'], 1e3)} | "
-            f"{glibc_and(ERMS, probe.warm['seconds'], 1e3)} | "
-            f"{glibc_and(ERMS, probe.inside, 1e6)} | {by_round(probe.inside, ERMS)} | "
+            f"{two_medians(probe.fresh['seconds'], 'glibc', ERMS, 1e3)} | "
+            f"{two_medians(probe.warm['seconds'], 'glibc', ERMS, 1e3)} | "
+            f"{two_medians(probe.inside, 'glibc', ERMS, 1e6)} | "
+            f"{by_round(probe.inside, ERMS)} | "
             f"{by_round(probe.inside, 'glibc' + TWIN)} | {by_round(again, ERMS)} | "
             f"{by_round(again, 'glibc' + TWIN)} | {touched(probe.touch)} |")
     processes = figures.span(t.benchmarks["erms_faults"].groupby("environment")["rep"].nunique())
@@ -1527,6 +1541,57 @@ def erms_faults(t):
             "medians over processes of each process's median; a fault inside the copy: (copy "
             "into fresh pages - the same copy into warm pages) / the fresh copy's faults, per "
             "process; the differences paired by round, their median and the rounds' range.")
+
+
+VECTOR = "memcpy_vector"  # glibc's memcpy with vector stores below its non-temporal threshold
+
+# The probe's copies into fresh pages by where the fault lands (its benchmark in the set, the
+# copy and its copy into warm pages: knobs/benchmarks/faults.py).
+FAULT_LANDS = (("erms_split", "copy4k", "warm4k", "inside one whole copy"),
+               ("erms_split", "chunk4k", "chunkwarm4k", "inside each {kib} KiB copy"),
+               ("erms_split_page", "chunk4k", "chunkwarm4k", "inside each {kib} KiB copy"),
+               ("erms_split", "before4k", "beforewarm4k", "just before each {kib} KiB copy"),
+               ("erms_split_page", "before4k", "beforewarm4k", "just before each {kib} KiB copy"))
+
+
+def erms_split(t):
+    """Where a fault costs `rep movsb` more: per size, what a fault adds to the copy where it
+    lands inside one whole copy, inside each chunk's copy, and (the kernel faulting the pages
+    in) just before each chunk's copy, at two chunk sizes, under glibc's memcpy as vector
+    stores and as `rep movsb`; their difference by round in this run and the second, beside
+    the A/A twin's (glibc's) and a fault touched alone."""
+    second = tables_at(t.root / "second")
+    runs, chunks = {}, {}
+    for name in dict.fromkeys(land[0] for land in FAULT_LANDS):
+        runs[name] = [probe_processes(run.benchmarks[name]) for run in (t, second)]
+        if (set(runs[name][0].index.get_level_values("case"))
+                != set(runs[name][1].index.get_level_values("case"))):
+            sys.exit(f"{t.root}: its two runs' {name} measured different cases")
+        chunks[name] = t.config["benchmarks"][name]["params"].get("chunk", 64 << 10) // 1024
+    lines = ["| MB | where the fault lands | a fault (us): vector / rep movsb | rep movsb - vector "
+             "(us) | second run (us) | glibc's twin - glibc (us) | second run (us) |",
+             "|---" * 7 + "|"]
+    touches = []
+    for nbytes in sorted(t.benchmarks["erms_split"]["bytes"].unique()):
+        touch = runs["erms_split"][0].xs(f"4k-{nbytes}", level="case")
+        touches.append(f"{nbytes / 1e6:.3g} MB: {touched(touch)}")
+        for name, fresh, warm, where in FAULT_LANDS:
+            added = [added_per_fault(run.xs(f"{fresh}-{nbytes}", level="case"),
+                                     run.xs(f"{warm}-{nbytes}", level="case"))
+                     for run in runs[name]]
+            lines.append(
+                f"| {nbytes / 1e6:.3g} | {where.format(kib=chunks[name])} | "
+                f"{two_medians(added[0], VECTOR, ERMS, 1e6)} | "
+                f"{by_round(added[0], ERMS, VECTOR)} | {by_round(added[1], ERMS, VECTOR)} | "
+                f"{by_round(added[0], 'glibc' + TWIN)} | {by_round(added[1], 'glibc' + TWIN)} |")
+    processes = figures.span(t.benchmarks["erms_split"].groupby("environment")["rep"].nunique())
+    return ("\n".join(lines) + f"\n\n{processes} processes per environment (glibc, its A/A "
+            f"twin, {VECTOR}, {ERMS}) in each run, in rounds; a fault: (the copy into fresh "
+            "pages - the same copy into warm pages) / the fresh copy's faults, per process, "
+            "the median over processes; just before: the kernel faults in and zeroes each "
+            "chunk's pages (`MADV_POPULATE_WRITE`, no trap) right before its `memcpy`; the "
+            "differences paired by round, their median and the rounds' range. A fault touched "
+            "alone, under glibc (us): " + "; ".join(touches) + ".")
 
 
 MEMCPY_USERS = ("numpy", "pytensor", "pytensor_cvm", "theano")  # copy with glibc's memcpy
@@ -1631,6 +1696,8 @@ BLOCKS = {"machine": machine_line, "copy-table": copy_table, "fault-costs": faul
           "store-path-faults": store_path_faults, "store-path-faults-second": store_path_faults,
           # from glibc's memcpy as rep movsb (results/paper/memcpy_erms)
           "memcpy-erms": memcpy_erms, "memcpy-erms-faults": erms_faults,
+          # from the fault probe inside a copy and just before it (results/paper/erms_split)
+          "erms-split": erms_split,
           # from numpy's copy into memory aligned as PyTorch asks (results/paper/aligned)
           "aligned": aligned, "aligned-second": aligned, "aligned-chunked": aligned,
           "aligned-chunked-second": aligned,
@@ -1647,7 +1714,7 @@ SETS = {"gpu-": "gpu", "memcpy-nt-node": "memcpy_nt/node", "memcpy-nt": "memcpy_
         "aligned-chunked": "aligned/chunked", "aligned-chunked-second": "aligned/chunked_second",
         "fault-in-copy-": "fault_in_copy", "store-path-faults": "store_path_faults",
         "store-path-faults-second": "store_path_faults/second",
-        "memcpy-erms": "memcpy_erms"}
+        "memcpy-erms": "memcpy_erms", "erms-split": "erms_split"}
 
 
 def render(readme, sets):

@@ -1,12 +1,14 @@
 """The fault probe faults in what it says: every 4 KiB page of a small-page region, and only
 whole huge pages where the kernel's THP mode allows them; its copy into fresh pages faults in
-each, its copy into warm pages none."""
+each, its copy into warm pages none; its chunked copy faults each page in before its chunk."""
 
 import resource
 
+import numpy as np
 import pytest
 
-from knobs.benchmarks.faults import Benchmark, thp_mode
+from knobs.benchmarks.faults import (Benchmark, copy_in_chunks, fresh_region, populate_write_error,
+                                     thp_mode)
 
 MIB = 1 << 20
 
@@ -48,3 +50,62 @@ def test_small_pages_fault_once_each():
 def test_huge_pages_fault_once_per_2mib():
     probe = Benchmark({"sizes": [5 * MIB]}, "cpu", 0)  # rounded up to three 2 MiB pages
     assert 3 <= faults_of(probe.setup(f"2m-{5 * MIB}")) <= 3 + 16
+
+
+POPULATE = pytest.mark.skipif(bool(populate_write_error()), reason="Linux before 5.14")
+
+
+@pytest.mark.parametrize("fresh, warm", [("chunk4k", "chunkwarm4k"),
+                                         pytest.param("before4k", "beforewarm4k",
+                                                      marks=POPULATE)])
+def test_a_chunked_copy_faults_each_page_once_and_its_warm_twin_none(fresh, warm):
+    probe = Benchmark({"sizes": [8 * MIB], "kinds": [fresh, warm], "chunk": 64 << 10}, "cpu", 0)
+    assert probe.cases() == [f"{fresh}-{8 * MIB}", f"{warm}-{8 * MIB}"]
+    assert faults_of(probe.setup(f"{fresh}-{8 * MIB}")) == pytest.approx(2048, abs=16)
+    assert faults_of(probe.setup(f"{warm}-{8 * MIB}")) <= 16
+
+
+@pytest.mark.parametrize("populate", [False, pytest.param(True, marks=POPULATE)])
+def test_a_chunked_copy_writes_the_source_whole(populate):
+    """Every chunk is copied, the last one short where the size is not a multiple."""
+    size = 5 * MIB + 12345
+    source = np.random.default_rng(0).integers(0, 256, size, dtype=np.uint8)
+    region, pages = fresh_region(size, False)
+    copy_in_chunks(region, pages, source, 3 * 4096, populate)
+    assert np.array_equal(pages[:size], source)
+
+
+class CountingRegion:
+    """A mapping whose madvise counts the faults the kernel takes inside it."""
+
+    def __init__(self, region):
+        self.region, self.faults = region, 0
+
+    def madvise(self, *args):
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        self.region.madvise(*args)
+        self.faults += resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+
+
+@POPULATE
+def test_before_its_copy_the_kernel_faults_each_chunk_in_and_the_copy_faults_none():
+    size = 2 * MIB
+    source = np.ones(size, dtype=np.uint8)
+    region, pages = fresh_region(size, False)
+    counting = CountingRegion(region)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    copy_in_chunks(counting, pages, source, 64 << 10, True)
+    every = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+    assert counting.faults == pytest.approx(512, abs=4) and every - counting.faults <= 4
+
+
+@pytest.mark.parametrize("params, named", [({"kinds": ["copy8k"]}, "not a list of"),
+                                           ({"kinds": "copy4k"}, "not a list of"),
+                                           ({"chunk": 1000}, "not a positive multiple")])
+def test_bad_params_name_the_fix(params, named):
+    with pytest.raises(ValueError, match=named):
+        Benchmark(params, "cpu", 0)
+
+
+def test_repeated_kinds_run_once():
+    assert Benchmark({"sizes": [4096], "kinds": ["4k", "4k"]}, "cpu", 0).cases() == ["4k-4096"]

@@ -155,6 +155,9 @@ def test_paper_figures_rebuild_from_shipped_results_without_any_benchmark(tmp_pa
     # and a fault inside a copy on each store path (twice): the fault probe as a benchmark
     benchmarks_alone = {"results/paper/store_path_faults": "store_path_faults",
                         "results/paper/store_path_faults/second": "store_path_faults"}
+    # and a fault inside a `rep movsb` copy or just before it (twice)
+    benchmarks_alone.update({"results/paper/erms_split": "erms_split",
+                             "results/paper/erms_split/second": "erms_split"})
     # and glibc's memcpy as `rep movsb` (twice): the copy step beside the probe as a benchmark
     copies_and_benchmarks = {"results/paper/memcpy_erms": "erms_faults",
                              "results/paper/memcpy_erms/second": "erms_faults"}

@@ -11,11 +11,21 @@ are); cases `warm4k-<bytes>` and `warm2m-<bytes>`: the same copy into a region o
 page kind faulted in once, before the clock. Their difference per fault is what a fault costs
 inside a copy (knobs/tables.py, fault_costs).
 
+Where the fault lands: cases `chunk4k-<bytes>` copy into a fresh region `chunk` bytes (64 KiB
+by default) per `memcpy`, each page faulting inside its chunk's copy; cases `before4k-<bytes>`
+run the same loop, the kernel faulting in (and zeroing) each chunk's pages just before its
+copy (MADV_POPULATE_WRITE, Linux 5.14+: no trap, the copy uninterrupted, its lines zeroed at
+most one chunk before). `chunkwarm4k-<bytes>` and `beforewarm4k-<bytes>` run each loop over a
+region faulted in before the clock (the madvise calls then find every page there). Set
+beside the whole copy's, their differences per fault separate what a fault adds to a copy by
+the copy's length and by whether the fault traps inside it.
+
 The cost per fault differs with the region's size (measured: a little dearer in larger
 regions; why is not measured), so the copy step's model takes the cost at each call's own size.
 
 params: sizes (region sizes in bytes; the copy step's output sizes), or mib (one size, MiB;
-default 64).
+default 64); kinds (the kinds to run, a list; default 4k, 2m, copy4k, copy2m, warm4k, warm2m;
+huge ones only where THP allows); chunk (bytes per `memcpy` of the chunked kinds).
 """
 
 import mmap
@@ -24,6 +34,21 @@ import numpy as np
 
 PAGE = 4096
 HUGE_PAGE = 2 << 20
+KINDS = ["4k", "2m", "copy4k", "copy2m", "warm4k", "warm2m",
+         "chunk4k", "chunkwarm4k", "before4k", "beforewarm4k"]
+DEFAULT_KINDS = KINDS[:6]
+POPULATED = ("before4k", "beforewarm4k")  # kinds that ask the kernel to fault pages in
+MADV_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23)  # Linux's value
+
+
+def populate_write_error():
+    """Why this kernel cannot fault pages in on request (MADV_POPULATE_WRITE), or None."""
+    try:
+        with mmap.mmap(-1, PAGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS) as probe:
+            probe.madvise(MADV_POPULATE_WRITE, 0, PAGE)
+    except OSError as error:
+        return f"this kernel has no MADV_POPULATE_WRITE ({error}; Linux 5.14+)"
+    return None
 
 
 def thp_mode():
@@ -48,15 +73,36 @@ def fresh_region(size, huge):
     return region, pages[start:start + touched]
 
 
+def copy_in_chunks(region, pages, source, chunk, populate):
+    """Copy `source` into `pages` (a 4 KiB-page view from the start of `region`) `chunk` bytes
+    per `memcpy`; where `populate`, the kernel faults in each chunk's pages just before its
+    copy."""
+    for start in range(0, len(source), chunk):
+        end = min(start + chunk, len(source))
+        if populate:
+            region.madvise(MADV_POPULATE_WRITE, start, -(-(end - start) // PAGE) * PAGE)
+        np.copyto(pages[start:end], source[start:end])
+
+
 class Benchmark:
     def __init__(self, params, device, seed):
         self.sizes = [int(size) for size in params.get("sizes", [params.get("mib", 64) << 20])]
+        kinds = params.get("kinds", DEFAULT_KINDS)
+        if isinstance(kinds, str) or sorted(set(kinds) - set(KINDS)):
+            raise ValueError(f"faults: params.kinds {kinds!r} is not a list of {KINDS}")
+        self.kinds = list(dict.fromkeys(kinds))  # each once, in the order given
+        self.chunk = int(params.get("chunk", 64 << 10))
+        if self.chunk <= 0 or self.chunk % PAGE:
+            raise ValueError(f"faults: chunk {self.chunk} is not a positive multiple of {PAGE}")
+        refused = set(self.kinds) & set(POPULATED) and populate_write_error()
+        if refused:
+            raise RuntimeError(f"faults: {refused}: leave {', '.join(POPULATED)} out of "
+                               "params.kinds")
         self.rng = np.random.default_rng(seed)
 
     def cases(self):
         huge = thp_mode() in ("madvise", "always")
-        kinds = (["4k", "2m", "copy4k", "copy2m", "warm4k", "warm2m"] if huge
-                 else ["4k", "copy4k", "warm4k"])
+        kinds = [kind for kind in self.kinds if huge or not kind.endswith("2m")]
         return [f"{kind}-{size}" for kind in kinds for size in self.sizes]
 
     @staticmethod
@@ -76,6 +122,8 @@ class Benchmark:
 
             return step
         source = self.rng.integers(0, 256, size, dtype=np.uint8)
+        if kind.startswith(("chunk", "before")):
+            return self._chunked(size, source, warm="warm" in kind, populate=kind in POPULATED)
         if kind.startswith("warm"):
             _, target = fresh_region(size, huge)  # the view keeps the mapping
             target[::PAGE] = 1  # faulted in before the clock
@@ -85,6 +133,23 @@ class Benchmark:
         def step():
             region, pages = fresh_region(size, huge)
             np.copyto(pages[:size], source)
+            del pages
+            region.close()
+
+        return step
+
+    def _chunked(self, size, source, warm, populate):
+        """The copy chunk by chunk into fresh pages (or, warm, pages faulted in before the
+        clock), the kernel faulting each chunk's pages in just before its copy where
+        `populate`."""
+        if warm:
+            region, pages = fresh_region(size, False)
+            pages[::PAGE] = 1  # faulted in before the clock
+            return lambda: copy_in_chunks(region, pages, source, self.chunk, populate)
+
+        def step():
+            region, pages = fresh_region(size, False)
+            copy_in_chunks(region, pages, source, self.chunk, populate)
             del pages
             region.close()
 
