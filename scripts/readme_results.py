@@ -25,6 +25,7 @@ import pandas as pd
 
 from knobs import experiments, figures, stats  # beside this script
 from knobs import tables as tidy_tables
+from knobs.benchmarks import faults
 from knobs.hourglass import SEED_SECONDS
 from compare import faults_moved  # scripts/compare.py, beside this script
 
@@ -1376,7 +1377,11 @@ def two_medians(values, first, second, scale):
 def by_round(inside, environment, base="glibc"):
     """`environment` - `base` per fault, paired by round, in us: the median and the rounds'
     range."""
-    values = inside.xs(environment) - inside.xs(base)
+    return rounds_text(inside.xs(environment) - inside.xs(base))
+
+
+def rounds_text(values):
+    """Seconds per round as 'median (min to max)' in us."""
     return (f"{1e6 * values.median():+.3g} ({1e6 * values.min():+.3g} to "
             f"{1e6 * values.max():+.3g})")
 
@@ -1545,53 +1550,81 @@ def erms_faults(t):
 
 VECTOR = "memcpy_vector"  # glibc's memcpy with vector stores below its non-temporal threshold
 
-# The probe's copies into fresh pages by where the fault lands (its benchmark in the set, the
-# copy and its copy into warm pages: knobs/benchmarks/faults.py).
-FAULT_LANDS = (("erms_split", "copy4k", "warm4k", "inside one whole copy"),
-               ("erms_split", "chunk4k", "chunkwarm4k", "inside each {kib} KiB copy"),
-               ("erms_split_page", "chunk4k", "chunkwarm4k", "inside each {kib} KiB copy"),
-               ("erms_split", "before4k", "beforewarm4k", "just before each {kib} KiB copy"),
-               ("erms_split_page", "before4k", "beforewarm4k", "just before each {kib} KiB copy"))
+# The probe's copies into fresh pages by where the fault lands: {name: (its benchmark in the
+# set, the copy, its copy into warm pages (knobs/benchmarks/faults.py), the words)}.
+LANDINGS = {
+    "whole": ("erms_split", "copy4k", "warm4k", "inside one whole copy"),
+    "chunk": ("erms_split", "chunk4k", "chunkwarm4k", "inside each {kib} KiB copy"),
+    "page": ("erms_split_page", "chunk4k", "chunkwarm4k", "inside each {kib} KiB copy"),
+    "chunk_before": ("erms_split", "before4k", "beforewarm4k", "just before each {kib} KiB copy"),
+    "page_before": ("erms_split_page", "before4k", "beforewarm4k",
+                    "just before each {kib} KiB copy"),
+}
+# Pairs of landings whose `rep movsb` premiums are set against each other, and the words.
+CONTRASTS = (("chunk", "chunk_before", "trapped less just before, {kib} KiB copies"),
+             ("page", "page_before", "trapped less just before, {kib} KiB copies"),
+             ("whole", "chunk", "one whole copy less {kib} KiB copies, both trapped"))
 
 
 def erms_split(t):
     """Where a fault costs `rep movsb` more: per size, what a fault adds to the copy where it
-    lands inside one whole copy, inside each chunk's copy, and (the kernel faulting the pages
-    in) just before each chunk's copy, at two chunk sizes, under glibc's memcpy as vector
-    stores and as `rep movsb`; their difference by round in this run and the second, beside
-    the A/A twin's (glibc's) and a fault touched alone."""
-    second = tables_at(t.root / "second")
-    runs, chunks = {}, {}
-    for name in dict.fromkeys(land[0] for land in FAULT_LANDS):
-        runs[name] = [probe_processes(run.benchmarks[name]) for run in (t, second)]
-        if (set(runs[name][0].index.get_level_values("case"))
-                != set(runs[name][1].index.get_level_values("case"))):
-            sys.exit(f"{t.root}: its two runs' {name} measured different cases")
-        chunks[name] = t.config["benchmarks"][name]["params"].get("chunk", 64 << 10) // 1024
+    lands (inside one whole copy, inside each chunk's copy, or, the kernel faulting the pages
+    in, just before each chunk's copy; two chunk sizes) under glibc's memcpy as vector stores
+    and as `rep movsb`, and `rep movsb`'s premium by round in this run and the second, beside
+    the A/A twin's; then the premiums of two landings set against each other, by round."""
+    runs = (t, tables_at(t.root / "second"))
+    added, kib = {}, {}
+    for name, (benchmark, fresh, warm, _) in LANDINGS.items():
+        chunks = {run.config["benchmarks"][benchmark]["params"].get("chunk", faults.CHUNK)
+                  for run in runs}
+        if len(chunks) > 1:
+            sys.exit(f"{t.root}: its two runs' {benchmark} copied in different chunks {chunks}")
+        kib[name] = chunks.pop() // 1024
+        per_process = [probe_processes(run.benchmarks[benchmark]) for run in runs]
+        added[name] = {nbytes: [added_per_fault(p.xs(f"{fresh}-{nbytes}", level="case"),
+                                                p.xs(f"{warm}-{nbytes}", level="case"))
+                                for p in per_process]
+                       for nbytes in sorted(t.benchmarks[benchmark]["bytes"].unique())}
+    sizes = list(added["whole"])
+
+    def premium(values, environment, base):
+        return values.xs(environment) - values.xs(base)
+
     lines = ["| MB | where the fault lands | a fault (us): vector / rep movsb | rep movsb - vector "
-             "(us) | second run (us) | glibc's twin - glibc (us) | second run (us) |",
-             "|---" * 7 + "|"]
-    touches = []
-    for nbytes in sorted(t.benchmarks["erms_split"]["bytes"].unique()):
-        touch = runs["erms_split"][0].xs(f"4k-{nbytes}", level="case")
-        touches.append(f"{nbytes / 1e6:.3g} MB: {touched(touch)}")
-        for name, fresh, warm, where in FAULT_LANDS:
-            added = [added_per_fault(run.xs(f"{fresh}-{nbytes}", level="case"),
-                                     run.xs(f"{warm}-{nbytes}", level="case"))
-                     for run in runs[name]]
+             "(us) | rep movsb - vector, second run (us) | glibc's twin - glibc (us) | twin - "
+             "glibc, second run (us) |", "|---" * 7 + "|"]
+    for nbytes in sizes:
+        for name, (_, _, _, where) in LANDINGS.items():
+            first, second = added[name][nbytes]
             lines.append(
-                f"| {nbytes / 1e6:.3g} | {where.format(kib=chunks[name])} | "
-                f"{two_medians(added[0], VECTOR, ERMS, 1e6)} | "
-                f"{by_round(added[0], ERMS, VECTOR)} | {by_round(added[1], ERMS, VECTOR)} | "
-                f"{by_round(added[0], 'glibc' + TWIN)} | {by_round(added[1], 'glibc' + TWIN)} |")
-    processes = figures.span(t.benchmarks["erms_split"].groupby("environment")["rep"].nunique())
+                f"| {nbytes / 1e6:.3g} | {where.format(kib=kib[name])} | "
+                f"{two_medians(first, VECTOR, ERMS, 1e6)} | {by_round(first, ERMS, VECTOR)} | "
+                f"{by_round(second, ERMS, VECTOR)} | {by_round(first, 'glibc' + TWIN)} | "
+                f"{by_round(second, 'glibc' + TWIN)} |")
+    contrasts = ["| MB | rep movsb - vector: what is set against what | (us) | second run (us) | "
+                 "glibc's twin - glibc, the same (us) | twin, second run (us) |", "|---" * 6 + "|"]
+    for nbytes in sizes:
+        for one, other, words in CONTRASTS:
+            cells = [rounds_text(premium(added[one][nbytes][run], *pair)
+                                 - premium(added[other][nbytes][run], *pair))
+                     for pair in ((ERMS, VECTOR), ("glibc" + TWIN, "glibc")) for run in (0, 1)]
+            contrasts.append(f"| {nbytes / 1e6:.3g} | {words.format(kib=kib[other])} | "
+                             + " | ".join(cells) + " |")
+    table = t.benchmarks["erms_split"]
+    processes = figures.span(table.groupby("environment")["rep"].nunique())
+    alone = probe_processes(table)
+    touches = "; ".join(f"{nbytes / 1e6:.3g} MB: "
+                        f"{touched(alone.xs(f'4k-{nbytes}', level='case'))}" for nbytes in sizes)
     return ("\n".join(lines) + f"\n\n{processes} processes per environment (glibc, its A/A "
             f"twin, {VECTOR}, {ERMS}) in each run, in rounds; a fault: (the copy into fresh "
             "pages - the same copy into warm pages) / the fresh copy's faults, per process, "
-            "the median over processes; just before: the kernel faults in and zeroes each "
-            "chunk's pages (`MADV_POPULATE_WRITE`, no trap) right before its `memcpy`; the "
-            "differences paired by round, their median and the rounds' range. A fault touched "
-            "alone, under glibc (us): " + "; ".join(touches) + ".")
+            "the median over the first run's processes; just before: the kernel faults in and "
+            "zeroes each chunk's pages (`MADV_POPULATE_WRITE`, no trap) right before its "
+            "`memcpy`; the differences paired by round, their median and the rounds' range. A "
+            "fault touched alone, under glibc (us): " + touches + ".\n\n"
+            + "\n".join(contrasts) + "\n\nEach round's `rep movsb` - vector (and the twin's "
+            "glibc.twin - glibc) of the first landing less the same of the second: their "
+            "median and the rounds' range.")
 
 
 MEMCPY_USERS = ("numpy", "pytensor", "pytensor_cvm", "theano")  # copy with glibc's memcpy

@@ -36,7 +36,8 @@ PAGE = 4096
 HUGE_PAGE = 2 << 20
 KINDS = ["4k", "2m", "copy4k", "copy2m", "warm4k", "warm2m",
          "chunk4k", "chunkwarm4k", "before4k", "beforewarm4k"]
-DEFAULT_KINDS = KINDS[:6]
+DEFAULT_KINDS = ["4k", "2m", "copy4k", "copy2m", "warm4k", "warm2m"]
+CHUNK = 64 << 10  # bytes per memcpy of the chunked kinds, unless params.chunk says
 POPULATED = ("before4k", "beforewarm4k")  # kinds that ask the kernel to fault pages in
 MADV_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23)  # Linux's value
 
@@ -74,9 +75,9 @@ def fresh_region(size, huge):
 
 
 def copy_in_chunks(region, pages, source, chunk, populate):
-    """Copy `source` into `pages` (a 4 KiB-page view from the start of `region`) `chunk` bytes
-    per `memcpy`; where `populate`, the kernel faults in each chunk's pages just before its
-    copy."""
+    """Copy `source` into `pages` `chunk` bytes per `memcpy`; where `populate`, the kernel
+    faults in each chunk's pages just before its copy. `pages` must view `region` from its
+    first byte (as `fresh_region` gives for 4 KiB pages): the madvise offsets are the copy's."""
     for start in range(0, len(source), chunk):
         end = min(start + chunk, len(source))
         if populate:
@@ -91,7 +92,7 @@ class Benchmark:
         if isinstance(kinds, str) or sorted(set(kinds) - set(KINDS)):
             raise ValueError(f"faults: params.kinds {kinds!r} is not a list of {KINDS}")
         self.kinds = list(dict.fromkeys(kinds))  # each once, in the order given
-        self.chunk = int(params.get("chunk", 64 << 10))
+        self.chunk = int(params.get("chunk", CHUNK))
         if self.chunk <= 0 or self.chunk % PAGE:
             raise ValueError(f"faults: chunk {self.chunk} is not a positive multiple of {PAGE}")
         refused = set(self.kinds) & set(POPULATED) and populate_write_error()
