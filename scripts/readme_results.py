@@ -1377,7 +1377,12 @@ def two_medians(values, first, second, scale):
 def by_round(inside, environment, base="glibc"):
     """`environment` - `base` per fault, paired by round, in us: the median and the rounds'
     range."""
-    return rounds_text(inside.xs(environment) - inside.xs(base))
+    return rounds_text(paired(inside, environment, base))
+
+
+def paired(values, environment, base):
+    """`environment`'s values ({environment, rep}) less `base`'s, round by round."""
+    return values.xs(environment) - values.xs(base)
 
 
 def rounds_text(values):
@@ -1573,31 +1578,29 @@ def erms_split(t):
     and as `rep movsb`, and `rep movsb`'s premium by round in this run and the second, beside
     the A/A twin's; then the premiums of two landings set against each other, by round."""
     runs = (t, tables_at(t.root / "second"))
-    added, kib = {}, {}
-    for name, (benchmark, fresh, warm, _) in LANDINGS.items():
+    per_process, kib = {}, {}  # per benchmark: each run's processes, its chunk in KiB
+    for benchmark in dict.fromkeys(landing[0] for landing in LANDINGS.values()):
+        per_process[benchmark] = [probe_processes(run.benchmarks[benchmark]) for run in runs]
+        cases = [set(p.index.get_level_values("case")) for p in per_process[benchmark]]
         chunks = {run.config["benchmarks"][benchmark]["params"].get("chunk", faults.CHUNK)
                   for run in runs}
-        if len(chunks) > 1:
-            sys.exit(f"{t.root}: its two runs' {benchmark} copied in different chunks {chunks}")
-        kib[name] = chunks.pop() // 1024
-        per_process = [probe_processes(run.benchmarks[benchmark]) for run in runs]
-        added[name] = {nbytes: [added_per_fault(p.xs(f"{fresh}-{nbytes}", level="case"),
-                                                p.xs(f"{warm}-{nbytes}", level="case"))
-                                for p in per_process]
-                       for nbytes in sorted(t.benchmarks[benchmark]["bytes"].unique())}
-    sizes = list(added["whole"])
-
-    def premium(values, environment, base):
-        return values.xs(environment) - values.xs(base)
+        if cases[0] != cases[1] or len(chunks) > 1:
+            sys.exit(f"{t.root}: its two runs' {benchmark} measured different cases or chunks")
+        kib[benchmark] = chunks.pop() // 1024
+    sizes = sorted(t.benchmarks["erms_split"]["bytes"].unique())
+    added = {name: {nbytes: [added_per_fault(p.xs(f"{fresh}-{nbytes}", level="case"),
+                                             p.xs(f"{warm}-{nbytes}", level="case"))
+                             for p in per_process[benchmark]] for nbytes in sizes}
+             for name, (benchmark, fresh, warm, _) in LANDINGS.items()}
 
     lines = ["| MB | where the fault lands | a fault (us): vector / rep movsb | rep movsb - vector "
              "(us) | rep movsb - vector, second run (us) | glibc's twin - glibc (us) | twin - "
              "glibc, second run (us) |", "|---" * 7 + "|"]
     for nbytes in sizes:
-        for name, (_, _, _, where) in LANDINGS.items():
+        for name, (benchmark, _, _, where) in LANDINGS.items():
             first, second = added[name][nbytes]
             lines.append(
-                f"| {nbytes / 1e6:.3g} | {where.format(kib=kib[name])} | "
+                f"| {nbytes / 1e6:.3g} | {where.format(kib=kib[benchmark])} | "
                 f"{two_medians(first, VECTOR, ERMS, 1e6)} | {by_round(first, ERMS, VECTOR)} | "
                 f"{by_round(second, ERMS, VECTOR)} | {by_round(first, 'glibc' + TWIN)} | "
                 f"{by_round(second, 'glibc' + TWIN)} |")
@@ -1605,14 +1608,15 @@ def erms_split(t):
                  "glibc's twin - glibc, the same (us) | twin, second run (us) |", "|---" * 6 + "|"]
     for nbytes in sizes:
         for one, other, words in CONTRASTS:
-            cells = [rounds_text(premium(added[one][nbytes][run], *pair)
-                                 - premium(added[other][nbytes][run], *pair))
+            cells = [rounds_text(paired(added[one][nbytes][run], *pair)
+                                 - paired(added[other][nbytes][run], *pair))
                      for pair in ((ERMS, VECTOR), ("glibc" + TWIN, "glibc")) for run in (0, 1)]
-            contrasts.append(f"| {nbytes / 1e6:.3g} | {words.format(kib=kib[other])} | "
+            chunk = kib[LANDINGS[other][0]]
+            contrasts.append(f"| {nbytes / 1e6:.3g} | {words.format(kib=chunk)} | "
                              + " | ".join(cells) + " |")
     table = t.benchmarks["erms_split"]
     processes = figures.span(table.groupby("environment")["rep"].nunique())
-    alone = probe_processes(table)
+    alone = per_process["erms_split"][0]
     touches = "; ".join(f"{nbytes / 1e6:.3g} MB: "
                         f"{touched(alone.xs(f'4k-{nbytes}', level='case'))}" for nbytes in sizes)
     return ("\n".join(lines) + f"\n\n{processes} processes per environment (glibc, its A/A "
