@@ -15,6 +15,7 @@ other sets SETS names (torch_copy/, aligned/, store_path_faults/, ...).
 
 import argparse
 import collections
+import dataclasses
 import functools
 import re
 import sys
@@ -1391,9 +1392,10 @@ def rounds_text(values):
             f"{1e6 * values.max():+.3g})")
 
 
-def touched(touch):
-    """A fault touched alone under glibc (us, median over processes)."""
-    return f"{1e6 * (touch.xs('glibc')['seconds'] / touch.xs('glibc')['faults']).median():.3g}"
+def touched(touch, environment="glibc"):
+    """A fault touched alone under `environment` (us, median over processes)."""
+    alone = touch.xs(environment)
+    return f"{1e6 * (alone['seconds'] / alone['faults']).median():.3g}"
 
 
 def store_path_faults(t):
@@ -1554,81 +1556,142 @@ def erms_faults(t):
 
 
 VECTOR = "memcpy_vector"  # glibc's memcpy with vector stores below its non-temporal threshold
-
-# The probe's copies into fresh pages by where the fault lands: {name: (its benchmark in the
-# set, the copy, its copy into warm pages (knobs/benchmarks/faults.py), the words)}.
-LANDINGS = {
-    "whole": ("erms_split", "copy4k", "warm4k", "inside one whole copy"),
-    "chunk": ("erms_split", "chunk4k", "chunkwarm4k", "inside each {kib} KiB copy"),
-    "page": ("erms_split_page", "chunk4k", "chunkwarm4k", "inside each {kib} KiB copy"),
-    "chunk_before": ("erms_split", "before4k", "beforewarm4k", "just before each {kib} KiB copy"),
-    "page_before": ("erms_split_page", "before4k", "beforewarm4k",
-                    "just before each {kib} KiB copy"),
-}
-# Pairs of landings whose `rep movsb` premiums are set against each other, and the words.
-CONTRASTS = (("chunk", "chunk_before", "trapped less just before, {kib} KiB copies"),
-             ("page", "page_before", "trapped less just before, {kib} KiB copies"),
-             ("whole", "chunk", "one whole copy less {kib} KiB copies, both trapped"))
+NT_ALL = "memcpy_nt_all"  # the same, non-temporal above 32 KiB: at every size it copies here
 
 
-def erms_split(t):
-    """Where a fault costs `rep movsb` more: per size, what a fault adds to the copy where it
-    lands (inside one whole copy, inside each chunk's copy, or, the kernel faulting the pages
-    in, just before each chunk's copy; two chunk sizes) under glibc's memcpy as vector stores
-    and as `rep movsb`, and `rep movsb`'s premium by round in this run and the second, beside
-    the A/A twin's; then the premiums of two landings set against each other, by round."""
+@dataclasses.dataclass(frozen=True)
+class Split:
+    """A set that times the probe's copies into fresh pages by where the fault lands, under
+    two store paths of glibc's memcpy in the same rounds (and a twin of one of them)."""
+    base: str  # the environment the other is set against, and its words
+    base_words: str
+    other: str
+    other_words: str
+    twin_of: str  # the environment whose A/A twin runs in the set (and the touches' one)
+    # {name: (its benchmark in the set, the copy, its copy into warm pages (faults.py), the
+    # words)}; the first landing's benchmark also times a fault touched alone
+    landings: dict
+    contrasts: tuple  # (landing, landing, words): premiums set against each other
+    pages: tuple = ("4k",)  # the page kinds of the touches named under the tables
+
+
+# Where a fault costs `rep movsb` more (results/paper/erms_split)
+ERMS_SPLIT = Split(
+    VECTOR, "vector", ERMS, "rep movsb", "glibc",
+    {"whole": ("erms_split", "copy4k", "warm4k", "inside one whole copy"),
+     "chunk": ("erms_split", "chunk4k", "chunkwarm4k", "inside each {chunk} copy"),
+     "page": ("erms_split_page", "chunk4k", "chunkwarm4k", "inside each {chunk} copy"),
+     "chunk_before": ("erms_split", "before4k", "beforewarm4k", "just before each {chunk} copy"),
+     "page_before": ("erms_split_page", "before4k", "beforewarm4k",
+                     "just before each {chunk} copy")},
+    (("chunk", "chunk_before", "trapped less just before, {chunk} copies"),
+     ("page", "page_before", "trapped less just before, {chunk} copies"),
+     ("whole", "chunk", "one whole copy less {chunk} copies, both trapped")))
+
+# Where a fault costs a non-temporal copy more (results/paper/nt_split)
+NT_SPLIT = Split(
+    VECTOR, "through the cache", NT_ALL, "non-temporal", VECTOR,
+    {"whole": ("nt_split", "copy4k", "warm4k", "4 KiB pages: inside one whole copy"),
+     "chunk": ("nt_split", "chunk4k", "chunkwarm4k", "4 KiB pages: inside each {chunk} copy"),
+     "chunk_before": ("nt_split", "before4k", "beforewarm4k",
+                      "4 KiB pages: just before each {chunk} copy"),
+     "whole_before": ("nt_split_whole", "before4k", "beforewarm4k",
+                      "4 KiB pages: all before one whole copy"),
+     "huge": ("nt_split", "copy2m", "warm2m", "2 MiB pages: inside one whole copy"),
+     "huge_chunk": ("nt_split_huge", "chunk2m", "chunkwarm2m",
+                    "2 MiB pages: inside each {chunk} copy"),
+     "huge_before": ("nt_split_huge", "before2m", "beforewarm2m",
+                     "2 MiB pages: just before each {chunk} copy"),
+     "huge_whole_before": ("nt_split_whole", "before2m", "beforewarm2m",
+                           "2 MiB pages: all before one whole copy")},
+    (("chunk", "chunk_before", "4 KiB pages: trapped less just before, {chunk} copies"),
+     ("chunk_before", "whole_before", "4 KiB pages: just before each {chunk} copy less all "
+      "before one copy"),
+     ("huge_chunk", "huge_before", "2 MiB pages: trapped less just before, {chunk} copies"),
+     ("huge_before", "huge_whole_before", "2 MiB pages: just before each {chunk} copy less "
+      "all before one copy")),
+    ("4k", "2m"))
+
+
+def chunk_words(nbytes):
+    """'64 KiB', '2 MiB': a chunk's size."""
+    return f"{nbytes >> 20} MiB" if nbytes % (1 << 20) == 0 else f"{nbytes >> 10} KiB"
+
+
+def fault_split(t, split):
+    """Where a fault costs one store path more than another: per size, what a fault adds to the
+    copy where it lands (inside one whole copy, inside each chunk's copy, or, the kernel
+    faulting the pages in, just before each chunk's copy or all of them before one copy: a
+    chunk above the region's size) under the two, and the other's
+    premium by round in this run and the second, beside the A/A twin's; then the premiums of
+    two landings set against each other, by round."""
     runs = (t, tables_at(t.root / "second"))
-    per_process, kib = {}, {}  # per benchmark: each run's processes, its chunk in KiB
-    for benchmark in dict.fromkeys(landing[0] for landing in LANDINGS.values()):
+    per_process, chunk = {}, {}  # per benchmark: each run's processes, its chunk's words
+    for benchmark in dict.fromkeys(landing[0] for landing in split.landings.values()):
         per_process[benchmark] = [probe_processes(run.benchmarks[benchmark]) for run in runs]
         cases = [set(p.index.get_level_values("case")) for p in per_process[benchmark]]
         chunks = {run.config["benchmarks"][benchmark]["params"].get("chunk", faults.CHUNK)
                   for run in runs}
         if cases[0] != cases[1] or len(chunks) > 1:
             sys.exit(f"{t.root}: its two runs' {benchmark} measured different cases or chunks")
-        kib[benchmark] = chunks.pop() // 1024
-    sizes = sorted(t.benchmarks["erms_split"]["bytes"].unique())
+        chunk[benchmark] = chunk_words(chunks.pop())
+    first = next(iter(split.landings.values()))[0]
+    sizes = sorted(t.benchmarks[first]["bytes"].unique())
     added = {name: {nbytes: [added_per_fault(p.xs(f"{fresh}-{nbytes}", level="case"),
                                              p.xs(f"{warm}-{nbytes}", level="case"))
                              for p in per_process[benchmark]] for nbytes in sizes}
-             for name, (benchmark, fresh, warm, _) in LANDINGS.items()}
+             for name, (benchmark, fresh, warm, _) in split.landings.items()}
+    twin = split.twin_of + TWIN
+    pair = (split.other, split.base)
 
-    lines = ["| MB | where the fault lands | a fault (us): vector / rep movsb | rep movsb - vector "
-             "(us) | rep movsb - vector, second run (us) | glibc's twin - glibc (us) | twin - "
-             "glibc, second run (us) |", "|---" * 7 + "|"]
+    lines = [f"| MB | where the fault lands | a fault (us): {split.base_words} / "
+             f"{split.other_words} | {split.other_words} - {split.base_words} (us) | "
+             f"{split.other_words} - {split.base_words}, second run (us) | {split.twin_of}'s "
+             f"twin - {split.twin_of} (us) | twin - {split.twin_of}, second run (us) |",
+             "|---" * 7 + "|"]
     for nbytes in sizes:
-        for name, (benchmark, _, _, where) in LANDINGS.items():
-            first, second = added[name][nbytes]
+        for name, (benchmark, _, _, where) in split.landings.items():
+            one, again = added[name][nbytes]
             lines.append(
-                f"| {nbytes / 1e6:.3g} | {where.format(kib=kib[benchmark])} | "
-                f"{two_medians(first, VECTOR, ERMS, 1e6)} | {by_round(first, ERMS, VECTOR)} | "
-                f"{by_round(second, ERMS, VECTOR)} | {by_round(first, 'glibc' + TWIN)} | "
-                f"{by_round(second, 'glibc' + TWIN)} |")
-    contrasts = ["| MB | rep movsb - vector: what is set against what | (us) | second run (us) | "
-                 "glibc's twin - glibc, the same (us) | twin, second run (us) |", "|---" * 6 + "|"]
+                f"| {nbytes / 1e6:.3g} | {where.format(chunk=chunk[benchmark])} | "
+                f"{two_medians(one, split.base, split.other, 1e6)} | "
+                f"{by_round(one, *pair)} | {by_round(again, *pair)} | "
+                f"{by_round(one, twin, split.twin_of)} | {by_round(again, twin, split.twin_of)} |")
+    contrasts = [f"| MB | {split.other_words} - {split.base_words}: what is set against what | "
+                 f"(us) | second run (us) | {split.twin_of}'s twin - {split.twin_of}, the same "
+                 "(us) | twin, second run (us) |", "|---" * 6 + "|"]
     for nbytes in sizes:
-        for one, other, words in CONTRASTS:
-            cells = [rounds_text(paired(added[one][nbytes][run], *pair)
-                                 - paired(added[other][nbytes][run], *pair))
-                     for pair in ((ERMS, VECTOR), ("glibc" + TWIN, "glibc")) for run in (0, 1)]
-            chunk = kib[LANDINGS[other][0]]
-            contrasts.append(f"| {nbytes / 1e6:.3g} | {words.format(kib=chunk)} | "
+        for one, other, words in split.contrasts:
+            cells = [rounds_text(paired(added[one][nbytes][run], *against)
+                                 - paired(added[other][nbytes][run], *against))
+                     for against in (pair, (twin, split.twin_of)) for run in (0, 1)]
+            contrasts.append(f"| {nbytes / 1e6:.3g} | "
+                             f"{words.format(chunk=chunk[split.landings[one][0]])} | "
                              + " | ".join(cells) + " |")
-    table = t.benchmarks["erms_split"]
+    table = t.benchmarks[first]
     processes = figures.span(table.groupby("environment")["rep"].nunique())
-    alone = per_process["erms_split"][0]
-    touches = "; ".join(f"{nbytes / 1e6:.3g} MB: "
-                        f"{touched(alone.xs(f'4k-{nbytes}', level='case'))}" for nbytes in sizes)
-    return ("\n".join(lines) + f"\n\n{processes} processes per environment (glibc, its A/A "
-            f"twin, {VECTOR}, {ERMS}) in each run, in rounds; a fault: (the copy into fresh "
+    environments = dict.fromkeys(["glibc", split.twin_of, split.base, split.other])
+    names = ", ".join(name for name in environments if name in set(table["environment"]))
+    alone = per_process[first][0]
+    touches = "; ".join(
+        f"{chunk_words(faults.HUGE_PAGE if page == '2m' else faults.PAGE)} pages at "
+        f"{nbytes / 1e6:.3g} MB: "
+        f"{touched(alone.xs(f'{page}-{nbytes}', level='case'), split.twin_of)}"
+        for page in split.pages for nbytes in sizes)
+    return ("\n".join(lines) + f"\n\n{processes} processes per environment ({names}, the "
+            f"A/A twin of {split.twin_of}) in each run, in rounds; a fault: (the copy into fresh "
             "pages - the same copy into warm pages) / the fresh copy's faults, per process, "
             "the median over the first run's processes; just before: the kernel faults in and "
             "zeroes each chunk's pages (`MADV_POPULATE_WRITE`, no trap) right before its "
-            "`memcpy`; the differences paired by round, their median and the rounds' range. A "
-            "fault touched alone, under glibc (us): " + touches + ".\n\n"
-            + "\n".join(contrasts) + "\n\nEach round's `rep movsb` - vector (and the twin's "
-            "glibc.twin - glibc) of the first landing less the same of the second: their "
-            "median and the rounds' range.")
+            "`memcpy`; " + ("all before one whole copy: the same for the whole region at once "
+                            "(a chunk above its size); " if any(
+                                "all before" in landing[3] for landing in split.landings.values())
+                            else "") + "the differences paired by round, their median and the rounds' range. A "
+            f"fault touched alone, under {split.twin_of} (us): " + touches + ". The L3 this "
+            f"machine reports: {t.machine['l3_cache']}.\n\n"
+            + "\n".join(contrasts) + f"\n\nEach round's {split.other_words} - "
+            f"{split.base_words} (and the twin's {twin} - {split.twin_of}) of the first landing "
+            "less the same of the second: their median and the rounds' range.")
 
 
 MEMCPY_USERS = ("numpy", "pytensor", "pytensor_cvm", "theano")  # copy with glibc's memcpy
@@ -1734,7 +1797,9 @@ BLOCKS = {"machine": machine_line, "copy-table": copy_table, "fault-costs": faul
           # from glibc's memcpy as rep movsb (results/paper/memcpy_erms)
           "memcpy-erms": memcpy_erms, "memcpy-erms-faults": erms_faults,
           # from the fault probe inside a copy and just before it (results/paper/erms_split)
-          "erms-split": erms_split,
+          "erms-split": functools.partial(fault_split, split=ERMS_SPLIT),
+          # from the fault probe inside a non-temporal copy and before it (results/paper/nt_split)
+          "nt-split": functools.partial(fault_split, split=NT_SPLIT),
           # from numpy's copy into memory aligned as PyTorch asks (results/paper/aligned)
           "aligned": aligned, "aligned-second": aligned, "aligned-chunked": aligned,
           "aligned-chunked-second": aligned,
@@ -1751,7 +1816,7 @@ SETS = {"gpu-": "gpu", "memcpy-nt-node": "memcpy_nt/node", "memcpy-nt": "memcpy_
         "aligned-chunked": "aligned/chunked", "aligned-chunked-second": "aligned/chunked_second",
         "fault-in-copy-": "fault_in_copy", "store-path-faults": "store_path_faults",
         "store-path-faults-second": "store_path_faults/second",
-        "memcpy-erms": "memcpy_erms", "erms-split": "erms_split"}
+        "memcpy-erms": "memcpy_erms", "erms-split": "erms_split", "nt-split": "nt_split"}
 
 
 def render(readme, sets):

@@ -158,6 +158,9 @@ def test_paper_figures_rebuild_from_shipped_results_without_any_benchmark(tmp_pa
     # and a fault inside a `rep movsb` copy or just before it (twice)
     benchmarks_alone.update({"results/paper/erms_split": "erms_split",
                              "results/paper/erms_split/second": "erms_split"})
+    # and a fault inside a non-temporal copy or just before it (twice)
+    benchmarks_alone.update({"results/paper/nt_split": "nt_split",
+                             "results/paper/nt_split/second": "nt_split"})
     # and glibc's memcpy as `rep movsb` (twice): the copy step beside the probe as a benchmark
     copies_and_benchmarks = {"results/paper/memcpy_erms": "erms_faults",
                              "results/paper/memcpy_erms/second": "erms_faults"}

@@ -18,7 +18,10 @@ copy (MADV_POPULATE_WRITE, Linux 5.14+: no trap, the copy uninterrupted, its lin
 most one chunk before). `chunkwarm4k-<bytes>` and `beforewarm4k-<bytes>` run each loop over a
 region faulted in before the clock (the madvise calls then find every page there). Set
 beside the whole copy's, their differences per fault separate what a fault adds to a copy by
-the copy's length and by whether the fault traps inside it.
+the copy's length and by whether the fault traps inside it. `chunk2m`, `chunkwarm2m`,
+`before2m` and `beforewarm2m` do the same over huge pages (`chunk` then a whole number of
+them). A chunk above the region's size makes one copy of it: with `before`, the kernel faults
+the whole region in, then one `memcpy` copies it.
 
 The cost per fault differs with the region's size (measured: a little dearer in larger
 regions; why is not measured), so the copy step's model takes the cost at each call's own size.
@@ -34,11 +37,12 @@ import numpy as np
 
 PAGE = 4096
 HUGE_PAGE = 2 << 20
-KINDS = ["4k", "2m", "copy4k", "copy2m", "warm4k", "warm2m",
-         "chunk4k", "chunkwarm4k", "before4k", "beforewarm4k"]
+CHUNKED = ["chunk4k", "chunkwarm4k", "before4k", "beforewarm4k",
+           "chunk2m", "chunkwarm2m", "before2m", "beforewarm2m"]
+KINDS = ["4k", "2m", "copy4k", "copy2m", "warm4k", "warm2m", *CHUNKED]
 DEFAULT_KINDS = ["4k", "2m", "copy4k", "copy2m", "warm4k", "warm2m"]
 CHUNK = 64 << 10  # bytes per memcpy of the chunked kinds, unless params.chunk says
-POPULATED = ("before4k", "beforewarm4k")  # kinds that ask the kernel to fault pages in
+POPULATED = ("before4k", "beforewarm4k", "before2m", "beforewarm2m")  # the kernel faults in
 MADV_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23)  # Linux's value
 
 
@@ -74,14 +78,19 @@ def fresh_region(size, huge):
     return region, pages[start:start + touched]
 
 
-def copy_in_chunks(region, pages, source, chunk, populate):
+def offset_in(region, view):
+    """Where `view` starts inside `region`, in bytes (madvise takes offsets into the mapping)."""
+    return view.ctypes.data - np.frombuffer(region, dtype=np.uint8).ctypes.data
+
+
+def copy_in_chunks(region, pages, source, chunk, populate, offset=0):
     """Copy `source` into `pages` `chunk` bytes per `memcpy`; where `populate`, the kernel
-    faults in each chunk's pages just before its copy. `pages` must view `region` from its
-    first byte (as `fresh_region` gives for 4 KiB pages): the madvise offsets are the copy's."""
+    faults in each chunk's pages just before its copy. `pages` starts `offset` bytes into
+    `region` (a page boundary)."""
     for start in range(0, len(source), chunk):
         end = min(start + chunk, len(source))
         if populate:
-            region.madvise(MADV_POPULATE_WRITE, start, -(-(end - start) // PAGE) * PAGE)
+            region.madvise(MADV_POPULATE_WRITE, offset + start, -(-(end - start) // PAGE) * PAGE)
         np.copyto(pages[start:end], source[start:end])
 
 
@@ -95,6 +104,10 @@ class Benchmark:
         self.chunk = int(params.get("chunk", CHUNK))
         if self.chunk <= 0 or self.chunk % PAGE:
             raise ValueError(f"faults: chunk {self.chunk} is not a positive multiple of {PAGE}")
+        huge_chunks = [kind for kind in self.kinds if kind in CHUNKED and kind.endswith("2m")]
+        if huge_chunks and self.chunk % HUGE_PAGE:
+            raise ValueError(f"faults: chunk {self.chunk} is not a multiple of {HUGE_PAGE}, as "
+                             f"{', '.join(huge_chunks)} need (each fault its own chunk's)")
         refused = set(self.kinds) & set(POPULATED) and populate_write_error()
         if refused:
             raise RuntimeError(f"faults: {refused}: leave {', '.join(POPULATED)} out of "
@@ -123,8 +136,9 @@ class Benchmark:
 
             return step
         source = self.rng.integers(0, 256, size, dtype=np.uint8)
-        if kind.startswith(("chunk", "before")):
-            return self._chunked(size, source, warm="warm" in kind, populate=kind in POPULATED)
+        if kind in CHUNKED:
+            return self._chunked(size, source, huge, warm="warm" in kind,
+                                 populate=kind in POPULATED)
         if kind.startswith("warm"):
             _, target = fresh_region(size, huge)  # the view keeps the mapping
             target[::PAGE] = 1  # faulted in before the clock
@@ -139,18 +153,19 @@ class Benchmark:
 
         return step
 
-    def _chunked(self, size, source, warm, populate):
+    def _chunked(self, size, source, huge, warm, populate):
         """The copy chunk by chunk into fresh pages (or, warm, pages faulted in before the
         clock), the kernel faulting each chunk's pages in just before its copy where
         `populate`."""
         if warm:
-            region, pages = fresh_region(size, False)
+            region, pages = fresh_region(size, huge)
             pages[::PAGE] = 1  # faulted in before the clock
-            return lambda: copy_in_chunks(region, pages, source, self.chunk, populate)
+            offset = offset_in(region, pages)
+            return lambda: copy_in_chunks(region, pages, source, self.chunk, populate, offset)
 
         def step():
-            region, pages = fresh_region(size, False)
-            copy_in_chunks(region, pages, source, self.chunk, populate)
+            region, pages = fresh_region(size, huge)
+            copy_in_chunks(region, pages, source, self.chunk, populate, offset_in(region, pages))
             del pages
             region.close()
 
