@@ -230,6 +230,14 @@ def test_a_glibc_tunable_is_proven_by_what_the_loader_made_of_it():
     for wrong in (f"{name}=0x10", "glibc.cpu.x86_non_temporal_thresold=0x2000000"):
         with pytest.raises(KnobNotApplied, match="no effect"):
             Knob("GLIBC_TUNABLES", wrong, "variable").prove({"GLIBC_TUNABLES": wrong}, set(), [])
+    # several at once (memcpy_nt_all): each is proven, and one the loader dropped fails them all
+    movsb = "glibc.cpu.x86_rep_movsb_threshold"
+    both = f"{movsb}=0x40000000:{name}=0x8000"
+    proof = Knob("GLIBC_TUNABLES", both, "variable").prove({"GLIBC_TUNABLES": both}, set(), [])
+    assert proof["seen"] == {movsb: "0x40000000", name: "0x8000"}
+    wrong = f"{movsb}=0x40000000:{name}=0x10"  # below the loader's minimum: dropped
+    with pytest.raises(KnobNotApplied, match="no effect"):
+        Knob("GLIBC_TUNABLES", wrong, "variable").prove({"GLIBC_TUNABLES": wrong}, set(), [])
 
 
 def test_a_glibc_preference_is_proven_by_what_the_loader_derived():

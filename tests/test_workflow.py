@@ -152,21 +152,15 @@ def test_paper_figures_rebuild_from_shipped_results_without_any_benchmark(tmp_pa
                     "results/paper/torch_copy/second",
                     "results/paper/aligned", "results/paper/aligned/second",
                     "results/paper/aligned/chunked", "results/paper/aligned/chunked_second")
-    # and a fault inside a copy on each store path (twice): the fault probe as a benchmark
-    benchmarks_alone = {"results/paper/store_path_faults": "store_path_faults",
-                        "results/paper/store_path_faults/second": "store_path_faults"}
-    # and a fault inside a `rep movsb` copy or just before it (twice)
-    benchmarks_alone.update({"results/paper/erms_split": "erms_split",
-                             "results/paper/erms_split/second": "erms_split"})
-    # and a fault inside a non-temporal copy or just before it (twice)
-    benchmarks_alone.update({"results/paper/nt_split": "nt_split",
-                             "results/paper/nt_split/second": "nt_split"})
+    # and a fault inside a copy on each store path, inside a `rep movsb` copy or just before
+    # it, inside a non-temporal copy or just before it (each twice): the fault probe alone
+    benchmarks_alone = ("results/paper/store_path_faults", "results/paper/store_path_faults/second",
+                        "results/paper/erms_split", "results/paper/erms_split/second",
+                        "results/paper/nt_split", "results/paper/nt_split/second")
     # and glibc's memcpy as `rep movsb` (twice): the copy step beside the probe as a benchmark
-    copies_and_benchmarks = {"results/paper/memcpy_erms": "erms_faults",
-                             "results/paper/memcpy_erms/second": "erms_faults"}
-    benchmarks = {**benchmarks_alone, **copies_and_benchmarks}
+    copies_and_benchmarks = ("results/paper/memcpy_erms", "results/paper/memcpy_erms/second")
     for result_set in ("results/paper", "results/paper/gpu", "results/paper/gpu/second",
-                       *copies_alone, *benchmarks):
+                       *copies_alone, *benchmarks_alone, *copies_and_benchmarks):
         done = subprocess.run(
             [str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path),
              "--configfile", str(tmp_path / result_set / "config.yaml"), "--cores", "1",
@@ -178,7 +172,7 @@ def test_paper_figures_rebuild_from_shipped_results_without_any_benchmark(tmp_pa
         cpu_copies = result_set not in ("results/paper/gpu", "results/paper/gpu/second",
                                         "results/paper/memcpy_nt/node")  # and a probe
         model = ["copy_model"] if cpu_copies else []
-        own = [benchmarks[result_set]] if result_set in benchmarks else []
+        own = list(load_yaml(tmp_path / result_set / "config.yaml").get("benchmarks", {}))
         copies = [] if result_set in benchmarks_alone else ["copy_step", *model]
         hourglass = ([] if own or result_set in copies_alone else
                      ["hourglass_ladder", "hourglass_ops", "hourglass_why", "hourglass_gap"])
