@@ -1760,6 +1760,51 @@ def fault_runs(t):
             "every 4 KiB page faults, with the same limit (`copyto`'s: glibc's `memcpy`).")
 
 
+def allocations(t):
+    """What PyTorch asks glibc for between its outputs, against the aligned copy and numpy
+    (scripts/allocations.py's tables in results/paper/allocations and its second/): per
+    framework and batch, in each run, the heap blocks the outputs took, the processes whose
+    timed calls took a new one, what every gap between an output's free and the next output's
+    request asked for, how often a request landed right after the freed output and how often
+    the next output went elsewhere."""
+    runs = [pd.read_csv(folder / "allocations.csv", dtype={"asked_in_every_gap": str})
+            for folder in (t.root / "allocations", t.root / "allocations" / "second")]
+
+    def cells(rows):
+        every = set.intersection(*(set(str(v).split()) for v in
+                                   rows["asked_in_every_gap"].fillna("")))
+        gaps = rows["gaps"].sum()
+        return [figures.span(rows["blocks"]),
+                f"{(rows['timed_calls_at_new_blocks'] > 0).sum()} of {len(rows)}",
+                " ".join(sorted(every, key=int)) or "nothing",
+                f"{rows['landed_right_after_freed_output'].sum()} of {gaps} "
+                f"({rows['landed_after_and_next_elsewhere'].sum()})",
+                f"{rows['next_output_elsewhere'].sum()} of {gaps}"]
+
+    lines = ["| copy | batch (MB) | blocks the outputs took | processes whose timed calls took "
+             "a new block | asked for in every gap, every process (bytes) | gaps where a "
+             "request landed right after the freed output (of them, the next output elsewhere) "
+             "| gaps whose next output went elsewhere |", "|---" * 7 + "|"]
+    keys = ["framework", "batch"]
+    for (framework, batch), rows in runs[0].groupby(keys, sort=False):
+        again = runs[1].set_index(keys).loc[(framework, batch)].reset_index()
+        lines.append(f"| {framework} | {batch} ({rows['bytes'].iloc[0] / 1e6:.3g}) | "
+                     + " | ".join(f"{one}; {two}" for one, two in zip(cells(rows), cells(again)))
+                     + " |")
+    table = runs[0]
+    return ("\n".join(lines) + "\n\nEach cell: the first run; the second. "
+            f"{table.groupby('framework')['process'].nunique().max()} processes per copy in "
+            f"each run, each running batches {', '.join(map(str, table['batch'].unique()))} in "
+            f"that order with {figures.span(table['calls'])} calls per batch (the copy's check, "
+            "the warm-up calls, the timed calls, the calls after them that show where glibc "
+            "found the outputs), glibc's default allocator, every allocation call recorded. "
+            "aligned_storage: the aligned copy with 96 bytes from malloc just before each "
+            "output's posix_memalign, freed just after the output. A block: an address no earlier output of that batch had in the "
+            "process (where glibc found no room in the blocks before: fresh heap, faulted in "
+            "page by page, or memory an earlier batch left); a gap: from an output's free to "
+            "the next output's request; right after: within 4 KiB past the freed output's end.")
+
+
 def layout_comparison(t):
     return comparison_text(t.root / "aa", "This run against the second one")
 
@@ -1804,7 +1849,9 @@ BLOCKS = {"machine": machine_line, "copy-table": copy_table, "fault-costs": faul
           "aligned": aligned, "aligned-second": aligned, "aligned-chunked": aligned,
           "aligned-chunked-second": aligned,
           # glibc's mmap threshold against the order of the cases, over the shipped sets
-          "mmap-threshold": mmap_threshold}
+          "mmap-threshold": mmap_threshold,
+          # what PyTorch asks glibc for between its outputs (scripts/allocations.py)
+          "allocations": allocations}
 
 
 # Blocks whose name starts so are written from the result set in that folder of --set (the

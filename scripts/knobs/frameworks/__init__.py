@@ -43,6 +43,7 @@ FRAMEWORKS = {
     "copyto": Framework("numpy"),
     "aligned": Framework("numpy"),
     "aligned_thp": Framework("numpy"),
+    "aligned_storage": Framework("numpy"),
     "torch": Framework("torch", devices=("cpu", "gpu"), gpu_library="torch", graph=True),
     "torch_copyto": Framework("torch"),
     "torch_pinned": Framework("torch", devices=("gpu",), gpu_library="torch", graph=True),

@@ -14,7 +14,8 @@ ALIGNMENT = 64  # c10's gAlignment: what PyTorch's CPU allocator asks posix_mema
 
 
 class AlignedBlock:
-    """`nbytes` from `posix_memalign`, freed when the last array over it goes (its base)."""
+    """`nbytes` from `posix_memalign`, freed when the last array over it goes (its base);
+    with `companion` bytes from `malloc` asked for just before it and freed just after it."""
 
     # the process's own allocator: a preloaded one (tcmalloc) serves it, as it serves PyTorch
     libc = ctypes.CDLL(None)
@@ -22,9 +23,12 @@ class AlignedBlock:
                                     ctypes.c_size_t]
     libc.free.argtypes = [ctypes.c_void_p]
     libc.free.restype = None
+    libc.malloc.argtypes = [ctypes.c_size_t]
+    libc.malloc.restype = ctypes.c_void_p
 
-    def __init__(self, like, alignment):
+    def __init__(self, like, alignment, companion=0):
         self.pointer = None  # __del__ runs even if posix_memalign fails
+        self.companion = self.libc.malloc(companion) if companion else None
         pointer = ctypes.c_void_p()
         if self.libc.posix_memalign(ctypes.byref(pointer), alignment, like.nbytes):
             raise MemoryError(f"posix_memalign({alignment}, {like.nbytes}) failed")
@@ -35,16 +39,19 @@ class AlignedBlock:
     def __del__(self):
         if self.pointer is not None:
             self.libc.free(self.pointer)
+        if self.companion is not None:
+            self.libc.free(self.companion)
 
 
-def copy_into_aligned(x, alignment):
-    output = np.asarray(AlignedBlock(x, alignment))
+def copy_into_aligned(x, alignment, companion=0):
+    output = np.asarray(AlignedBlock(x, alignment, companion))
     np.copyto(output, x)
     return output
 
 
-def build(example, device="cpu", alignment=ALIGNMENT):
-    return Identity(call=lambda x: copy_into_aligned(x, alignment), prepare=lambda x: x,
-                    to_numpy=lambda y: y, version=np.__version__,
-                    evidence={"op": f"numpy.copyto into posix_memalign({alignment})",
-                              "alignment": alignment})
+def build(example, device="cpu", alignment=ALIGNMENT, companion=0):
+    return Identity(call=lambda x: copy_into_aligned(x, alignment, companion),
+                    prepare=lambda x: x, to_numpy=lambda y: y, version=np.__version__,
+                    evidence={"op": f"numpy.copyto into posix_memalign({alignment})"
+                              + (f" after malloc({companion})" if companion else ""),
+                              "alignment": alignment, "companion": companion})
