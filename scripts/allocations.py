@@ -4,8 +4,8 @@ step of each framework runs in one process with glibc's allocation calls recorde
 preloaded with LD_PRELOAD: scripts/alloc_shim.c, built here with the C compiler), its cases in
 the given order with the config's warm-up and calls, as the workflow's runner runs them. Per
 framework and batch: which calls' outputs took a block of glibc's heap that no earlier output
-of the batch had (each such block is fresh heap, faulted in page by page), how many blocks
-the outputs took, and what the process asked glibc for between one output's free and the next
+of the batch had (fresh heap, faulted in page by page, or memory an earlier batch left), how
+many blocks the outputs took, and what the process asked glibc for between one output's free and the next
 output's request, and where that landed: right after the freed output, it keeps the freed
 block from growing to fit the next request, which glibc then serves from another block.
 
@@ -42,7 +42,7 @@ def build_shim(folder):
     """The recorder, compiled into `folder`; an error naming the fix where there is no compiler."""
     library = Path(folder) / "alloc_shim.so"
     for compiler in (os.environ.get("CC"), "cc", "gcc"):
-        if compiler and subprocess.run([compiler, "--version"], capture_output=True).returncode == 0:
+        if compiler and shutil.which(compiler):
             subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-o", str(library), str(SHIM),
                             "-ldl"], check=True)
             return library
