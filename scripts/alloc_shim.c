@@ -37,19 +37,25 @@ static void find_glibc(void) {
     next_memalign = dlsym(RTLD_NEXT, "memalign");
 }
 
-void *malloc(size_t size) { find_glibc(); void *p = next_malloc(size); record('m', p, size, 0); return p; }
+void *malloc(size_t size) {
+    find_glibc(); void *p = next_malloc(size);
+    record('m', p, size, 0); return p;
+}
 void free(void *p) { find_glibc(); record('f', p, 0, 0); next_free(p); }
 void *calloc(size_t n, size_t size) {
     if (!next_calloc) {  /* dlsym's own calloc, before calloc is found: a static pool */
         static char pool[8192]; static size_t used;
-        void *p = pool + used; used += (n * size + 15) & ~(size_t)15; return p;
+        size_t rounded = (n * size + 15) & ~(size_t)15;
+        if (rounded > sizeof pool - used) return NULL;
+        void *p = pool + used; used += rounded; return p;
     }
     void *p = next_calloc(n, size); record('c', p, n * size, 0); return p;
 }
 void *realloc(void *old, size_t size) {
     find_glibc(); void *p = next_realloc(old, size);
-    if (old) record('f', old, 0, 0);
-    record('r', p, size, 0); return p;
+    if (old && (p || size == 0)) record('f', old, 0, 0);  /* a failed realloc keeps `old` */
+    if (p) record('r', p, size, 0);
+    return p;
 }
 int posix_memalign(void **out, size_t alignment, size_t size) {
     find_glibc(); int failed = next_posix_memalign(out, alignment, size);
@@ -57,10 +63,12 @@ int posix_memalign(void **out, size_t alignment, size_t size) {
     return failed;
 }
 void *aligned_alloc(size_t alignment, size_t size) {
-    find_glibc(); void *p = next_aligned_alloc(alignment, size); record('a', p, size, alignment); return p;
+    find_glibc(); void *p = next_aligned_alloc(alignment, size);
+    record('a', p, size, alignment); return p;
 }
 void *memalign(size_t alignment, size_t size) {
-    find_glibc(); void *p = next_memalign(alignment, size); record('a', p, size, alignment); return p;
+    find_glibc(); void *p = next_memalign(alignment, size);
+    record('a', p, size, alignment); return p;
 }
 
 void alloc_shim_on(void) { count = 0; recording = 1; }

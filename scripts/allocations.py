@@ -5,9 +5,10 @@ preloaded with LD_PRELOAD: scripts/alloc_shim.c, built here with the C compiler)
 the given order with the config's warm-up and calls, as the workflow's runner runs them. Per
 framework and batch: which calls' outputs took a block of glibc's heap that no earlier output
 of the batch had (fresh heap, faulted in page by page, or memory an earlier batch left), how
-many blocks the outputs took, and what the process asked glibc for between one output's free and the next
-output's request, and where that landed: right after the freed output, it keeps the freed
-block from growing to fit the next request, which glibc then serves from another block.
+many blocks the outputs took, what the process asked glibc for between one output's free and
+the next output's request, whether that landed right after the freed output (where it can
+keep the freed block from growing to fit the next request), and whether the next output then
+went elsewhere.
 
     allocations.py --out results/paper/allocations [--frameworks torch aligned ...]
                    [--batches 2 4 8] [--processes 5] [--config config/config.yaml]
@@ -22,6 +23,7 @@ import argparse
 import collections
 import ctypes
 import gzip
+import math
 import os
 import shutil
 import subprocess
@@ -104,7 +106,7 @@ def outputs_of(calls, nbytes):
 
 def summarize(batch, calls, image, warmup):
     """One batch of one process: where its outputs went and what came between them."""
-    nbytes = batch * 4 * int(pd.Series(image).prod())
+    nbytes = batch * 4 * math.prod(image)  # float32 images
     outputs = outputs_of(calls, nbytes)
     seen, new_at, between = set(), [], collections.Counter()  # between: gaps per size asked
     after = elsewhere = both = 0  # gaps: landed right after, next output elsewhere, the two

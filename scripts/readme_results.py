@@ -1622,9 +1622,9 @@ def fault_split(t, split):
     """Where a fault costs one store path more than another: per size, what a fault adds to the
     copy where it lands (inside one whole copy, inside each chunk's copy, or, the kernel
     faulting the pages in, just before each chunk's copy or all of them before one copy: a
-    chunk above the region's size) under the two, and the other's
-    premium by round in this run and the second, beside the A/A twin's; then the premiums of
-    two landings set against each other, by round."""
+    chunk above the region's size) under the two, and the other's premium by round in this run
+    and the second, beside the A/A twin's; then the premiums of two landings set against each
+    other, by round."""
     runs = (t, tables_at(t.root / "second"))
     per_process, chunk = {}, {}  # per benchmark: each run's processes, its chunk's words
     for benchmark in dict.fromkeys(landing[0] for landing in split.landings.values()):
@@ -1670,6 +1670,9 @@ def fault_split(t, split):
                              + " | ".join(cells) + " |")
     table = t.benchmarks[first]
     processes = figures.span(table.groupby("environment")["rep"].nunique())
+    all_before = ("all before one whole copy: the same for the whole region at once (a chunk "
+                  "above its size); " if any("all before" in landing[3]
+                                             for landing in split.landings.values()) else "")
     environments = dict.fromkeys(["glibc", split.twin_of, split.base, split.other])
     names = ", ".join(name for name in environments if name in set(table["environment"]))
     alone = per_process[first][0]
@@ -1683,10 +1686,8 @@ def fault_split(t, split):
             "pages - the same copy into warm pages) / the fresh copy's faults, per process, "
             "the median over the first run's processes; just before: the kernel faults in and "
             "zeroes each chunk's pages (`MADV_POPULATE_WRITE`, no trap) right before its "
-            "`memcpy`; " + ("all before one whole copy: the same for the whole region at once "
-                            "(a chunk above its size); " if any(
-                                "all before" in landing[3] for landing in split.landings.values())
-                            else "") + "the differences paired by round, their median and the rounds' range. A "
+            f"`memcpy`; {all_before}the differences paired by round, their median and the "
+            "rounds' range. A "
             f"fault touched alone, under {split.twin_of} (us): " + touches + ". The L3 this "
             f"machine reports: {t.machine['l3_cache']}.\n\n"
             + "\n".join(contrasts) + f"\n\nEach round's {split.other_words} - "
@@ -1799,10 +1800,11 @@ def allocations(t):
             "the warm-up calls, the timed calls, the calls after them that show where glibc "
             "found the outputs), glibc's default allocator, every allocation call recorded. "
             "aligned_storage: the aligned copy with 96 bytes from malloc just before each "
-            "output's posix_memalign, freed just after the output. A block: an address no earlier output of that batch had in the "
-            "process (where glibc found no room in the blocks before: fresh heap, faulted in "
-            "page by page, or memory an earlier batch left); a gap: from an output's free to "
-            "the next output's request; right after: within 4 KiB past the freed output's end.")
+            "output's posix_memalign, freed just after the output. A block: an address no "
+            "earlier output of that batch had in the process (where glibc found no room in the "
+            "blocks before: fresh heap, faulted in page by page, or memory an earlier batch "
+            "left); a gap: from an output's free to the next output's request; right after: "
+            "within 4 KiB past the freed output's end.")
 
 
 def layout_comparison(t):

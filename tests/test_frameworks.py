@@ -51,7 +51,6 @@ def test_identity_returns_a_fresh_equal_copy(framework, tmp_path):
 
 @pytest.mark.parametrize("name", ["aligned", "aligned_thp", "aligned_storage"])
 def test_an_aligned_output_is_aligned_and_freed_with_its_array(name):
-    """And aligned_storage's 96 bytes asked for with each output are freed with it."""
     libc, module = environment._libc(), frameworks.load(name)
     x = np.random.default_rng(0).random((1, 3, 64, 64), dtype=np.float32)
     identity = module.build(x)
@@ -69,6 +68,38 @@ def test_an_aligned_output_is_aligned_and_freed_with_its_array(name):
     assert identity.evidence["companion"] == companion
     del output
     assert during - before >= x.nbytes + companion > in_use() - before
+
+
+def test_aligned_storage_asks_for_its_96_bytes_before_the_output_and_frees_them_after(
+        monkeypatch):
+    """PyTorch's request between its outputs, alone: malloc(96) just before each output's
+    posix_memalign, freed just after the output (results/paper/allocations)."""
+    from knobs.frameworks import aligned
+
+    calls = []
+
+    class Recording:  # the process's allocator, each call noted in order
+        real = aligned.AlignedBlock.libc
+
+        def malloc(self, size):
+            calls.append(("malloc", size))
+            return self.real.malloc(size)
+
+        def posix_memalign(self, out, alignment, size):
+            calls.append(("posix_memalign", alignment, size))
+            return self.real.posix_memalign(out, alignment, size)
+
+        def free(self, pointer):
+            calls.append(("free", pointer))
+            self.real.free(pointer)
+
+    monkeypatch.setattr(aligned.AlignedBlock, "libc", Recording())
+    x = np.random.default_rng(0).random((1, 3, 64, 64), dtype=np.float32)
+    output = frameworks.load("aligned_storage").build(x).call(x)
+    address = output.ctypes.data
+    del output
+    assert calls[:2] == [("malloc", 96), ("posix_memalign", 64, x.nbytes)]
+    assert [c[0] for c in calls[2:]] == ["free", "free"] and calls[2][1] == address != calls[3][1]
 
 
 @pytest.mark.parametrize("framework", GRAPHS_ON_CPU)
