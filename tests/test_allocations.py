@@ -2,6 +2,7 @@
 summary counts where each output went and what came between two outputs, as the calls say."""
 
 import gzip
+import io
 import shutil
 
 import pandas as pd
@@ -59,3 +60,22 @@ def test_the_recorder_sees_every_output_and_the_request_between_them(tmp_path):
     assert rows.loc["aligned", "asked_in_every_gap"] == ""
     with gzip.open(tmp_path / "aligned.0.calls.gz", "rt") as record:
         assert next(line for line in record if line.startswith("#")).split()[2] == "1"
+
+
+@pytest.mark.parametrize("run", ["", "second"])
+def test_the_shipped_table_is_what_its_records_say(run):
+    """results/paper/allocations (the README's block): each row summarizes its process's raw
+    record, with the config the runs used."""
+    folder = REPO / "results/paper/allocations" / run
+    copy = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["copy"]
+    shipped = pd.read_csv(folder / "allocations.csv", dtype={"asked_in_every_gap": str})
+    again = pd.DataFrame([
+        {"framework": framework, "process": process,
+         **allocations.summarize(batch, calls, copy["image"], copy["warmup"])}
+        for framework, process in shipped[["framework", "process"]].drop_duplicates().itertuples(
+            index=False)
+        for batch, calls in allocations.read_calls(
+            folder / f"{framework}.{process}.calls.gz").items()])
+    again = pd.read_csv(io.StringIO(again.to_csv(index=False)),
+                        dtype={"asked_in_every_gap": str})  # as written and read back
+    pd.testing.assert_frame_equal(again, shipped)
