@@ -62,7 +62,7 @@ resolve: setup
 # from its run files and its config.yaml: no benchmark runs (only these rules may), no
 # framework is imported.
 PAPER_SETS := $(patsubst %/config.yaml,%,$(wildcard results/paper/config.yaml results/paper/*/config.yaml \
-	results/paper/*/*/config.yaml))
+	results/paper/*/*/config.yaml results/paper/*/*/*/config.yaml))
 PAPER_RULES := table ops_table summary_table verdicts_table report_config figures_copy figures_hourglass \
 	figures_benchmark all
 paper: setup

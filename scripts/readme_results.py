@@ -1474,11 +1474,11 @@ def same_faults_ratio(t, batch, environments):
     return ", ".join(ratios)
 
 
-def memcpy_erms(t):
+def memcpy_erms(t, levels=1):
     """Each copy under glibc and memcpy_erms (its ratio paired by round, in this run and the
     second, beside glibc's A/A twin), its faults and what a fault adds to it against its own
     copy limit; then PyTensor against PyTorch with the same faults under each, here and in
-    the reference run."""
+    the reference run (the folder `levels` above the set)."""
     runs = [t, tables_at(t.root / "second")]
     lines = ["| copy | batch (MB) | faults per call | glibc (ms) | memcpy_erms (ms; x glibc) | "
              "second run: memcpy_erms x glibc | glibc's twin x glibc (the two runs) | a fault, "
@@ -1500,7 +1500,7 @@ def memcpy_erms(t):
                          f"{ms(erms['seconds'].median())}; {ratios[0]} | {ratios[1]} | "
                          f"{'; '.join(twins) if twins[0] != '-' else '-'} | {costs[0]} | "
                          f"{costs[1]} |")
-    reference = tables_at(t.root.parent)
+    reference = tables_at(t.root.parents[levels - 1])
     compared = []
     for batch in (16, 32):
         here = [same_faults_ratio(run, batch, ("glibc", ERMS)) for run in runs]
@@ -1618,13 +1618,10 @@ def chunk_words(nbytes):
     return f"{nbytes >> 20} MiB" if nbytes % (1 << 20) == 0 else f"{nbytes >> 10} KiB"
 
 
-def fault_split(t, split):
-    """Where a fault costs one store path more than another: per size, what a fault adds to the
-    copy where it lands (inside one whole copy, inside each chunk's copy, or, the kernel
-    faulting the pages in, just before each chunk's copy or all of them before one copy: a
-    chunk above the region's size) under the two, and the other's premium by round in this run
-    and the second, beside the A/A twin's; then the premiums of two landings set against each
-    other, by round."""
+def split_landings(t, split):
+    """A split set's benchmarks' processes (probe_processes) in each of its two runs and their
+    chunk's words, the sizes, and what a fault adds to the copy per landing, size and run
+    ({name: {bytes: [per process, per process]}})."""
     runs = (t, tables_at(t.root / "second"))
     per_process, chunk = {}, {}  # per benchmark: each run's processes, its chunk's words
     for benchmark in dict.fromkeys(landing[0] for landing in split.landings.values()):
@@ -1641,6 +1638,18 @@ def fault_split(t, split):
                                              p.xs(f"{warm}-{nbytes}", level="case"))
                              for p in per_process[benchmark]] for nbytes in sizes}
              for name, (benchmark, fresh, warm, _) in split.landings.items()}
+    return per_process, chunk, sizes, added
+
+
+def fault_split(t, split):
+    """Where a fault costs one store path more than another: per size, what a fault adds to the
+    copy where it lands (inside one whole copy, inside each chunk's copy, or, the kernel
+    faulting the pages in, just before each chunk's copy or all of them before one copy: a
+    chunk above the region's size) under the two, and the other's premium by round in this run
+    and the second, beside the A/A twin's; then the premiums of two landings set against each
+    other, by round."""
+    per_process, chunk, sizes, added = split_landings(t, split)
+    first = next(iter(split.landings.values()))[0]
     twin = split.twin_of + TWIN
     pair = (split.other, split.base)
 
@@ -1693,6 +1702,61 @@ def fault_split(t, split):
             + "\n".join(contrasts) + f"\n\nEach round's {split.other_words} - "
             f"{split.base_words} (and the twin's {twin} - {split.twin_of}) of the first landing "
             "less the same of the second: their median and the rounds' range.")
+
+
+# Whether a copy gains from lines the kernel has just zeroed (results/paper/zeroed_lines): the
+# same 64 KiB copies, the pages faulted in by the kernel just before each or all before them
+ZEROED = Split(
+    VECTOR, "vector", ERMS, "rep movsb", VECTOR,
+    {"whole": ("zeroed_lines", "copy4k", "warm4k", "inside one whole copy"),
+     "chunk": ("zeroed_lines", "chunk4k", "chunkwarm4k", "inside each {chunk} copy"),
+     "chunk_before": ("zeroed_lines", "before4k", "beforewarm4k",
+                      "just before each {chunk} copy"),
+     "all_before": ("zeroed_lines", "allbefore4k", "allbeforewarm4k",
+                    "all before the {chunk} copies")},
+    (("all_before", "chunk_before", "all before less just before, {chunk} copies"),
+     ("whole", "chunk", "one whole copy less {chunk} copies, both trapped"),
+     ("chunk", "chunk_before", "trapped less just before, {chunk} copies")))
+
+
+def zeroed_lines(t, split=ZEROED):
+    """Each store path's cost per 4 KiB fault by where it lands, in both runs, beside a fault
+    touched alone; then landings set against each other under the same store path, by
+    round: with ZEROED, the kernel faulting the pages in all before the copies less just
+    before each, the same copies (what a copy gains from lines just zeroed)."""
+    per_process, chunk, sizes, added = split_landings(t, split)
+    first = next(iter(split.landings.values()))[0]
+    words = {name: where.format(chunk=chunk[benchmark])
+             for name, (benchmark, _, _, where) in split.landings.items()}
+    paths = {split.base: split.base_words, split.other: split.other_words}
+    costs = ["| MB | store path | a fault touched alone (us) | " + " | ".join(
+        f"a fault {where} (us)" for where in words.values()) + " |",
+        "|---" * (3 + len(words)) + "|"]
+    contrasts = ["| MB | store path | " + " | ".join(
+        f"{contrast[2].format(chunk=chunk[split.landings[contrast[0]][0]])} (us)"
+        for contrast in split.contrasts) + " |", "|---" * (2 + len(split.contrasts)) + "|"]
+    for nbytes in sizes:
+        for path, path_words in paths.items():
+            touch = " / ".join(touched(per_process[first][run].xs(f"4k-{nbytes}", level="case"),
+                                       path) for run in (0, 1))
+            costs.append(f"| {nbytes / 1e6:.3g} | {path_words} | {touch} | " + " | ".join(
+                " / ".join(f"{1e6 * run.xs(path).median():.3g}" for run in added[name][nbytes])
+                for name in words) + " |")
+            contrasts.append(f"| {nbytes / 1e6:.3g} | {path_words} | " + " | ".join(
+                "; ".join(rounds_text(added[one][nbytes][run].xs(path)
+                                      - added[other][nbytes][run].xs(path)) for run in (0, 1))
+                for one, other, _ in split.contrasts) + " |")
+    processes = figures.span(t.benchmarks[first].groupby("environment")["rep"].nunique())
+    return ("\n".join(costs) + f"\n\n{processes} processes per store path in each run "
+            f"({', '.join(f'{path}: {words}' for path, words in paths.items())}, and the A/A "
+            f"twin of {split.twin_of}), in rounds; two values: the first run / the second, "
+            "medians over processes; a fault: (the copy into fresh pages - the same copy into "
+            "warm pages) / the fresh copy's faults, per process; just before: the kernel faults "
+            "in and zeroes each chunk's pages (`MADV_POPULATE_WRITE`, no trap) right before "
+            "its `memcpy`; all before: the whole region's, before the first `memcpy`. The L3 "
+            f"this machine reports: {t.machine['l3_cache']}.\n\n" + "\n".join(contrasts)
+            + "\n\nEach round's first landing less its second under the same store path: "
+            "the median and the rounds' range, in the first run; the second.")
 
 
 MEMCPY_USERS = ("numpy", "pytensor", "pytensor_cvm", "theano")  # copy with glibc's memcpy
@@ -1843,6 +1907,15 @@ BLOCKS = {"machine": machine_line, "copy-table": copy_table, "fault-costs": faul
           "store-path-faults": store_path_faults, "store-path-faults-second": store_path_faults,
           # from glibc's memcpy as rep movsb (results/paper/memcpy_erms)
           "memcpy-erms": memcpy_erms, "memcpy-erms-faults": erms_faults,
+          # memcpy_erms, erms_split, torch_copy and nt_split run on an Intel Xeon
+          # (results/paper/<set>/xeon)
+          "xeon-machine": machine_line, "xeon-memcpy-erms": functools.partial(memcpy_erms, levels=2),
+          "xeon-memcpy-erms-faults": erms_faults,
+          "xeon-erms-split": functools.partial(fault_split, split=ERMS_SPLIT),
+          "xeon-torch-copy": torch_copy, "xeon-torch-copy-kernels": copy_kernels,
+          "xeon-nt-split": functools.partial(fault_split, split=NT_SPLIT),
+          # whether a copy gains from lines just zeroed (results/paper/zeroed_lines)
+          "zeroed-lines": zeroed_lines,
           # from the fault probe inside a copy and just before it (results/paper/erms_split)
           "erms-split": functools.partial(fault_split, split=ERMS_SPLIT),
           # from the fault probe inside a non-temporal copy and before it (results/paper/nt_split)
@@ -1865,7 +1938,11 @@ SETS = {"gpu-": "gpu", "memcpy-nt-node": "memcpy_nt/node", "memcpy-nt": "memcpy_
         "aligned-chunked": "aligned/chunked", "aligned-chunked-second": "aligned/chunked_second",
         "fault-in-copy-": "fault_in_copy", "store-path-faults": "store_path_faults",
         "store-path-faults-second": "store_path_faults/second",
-        "memcpy-erms": "memcpy_erms", "erms-split": "erms_split", "nt-split": "nt_split"}
+        "memcpy-erms": "memcpy_erms", "erms-split": "erms_split", "nt-split": "nt_split",
+        "xeon-machine": "memcpy_erms/xeon", "xeon-memcpy-erms": "memcpy_erms/xeon",
+        "xeon-erms-split": "erms_split/xeon",
+        "xeon-torch-copy": "torch_copy/xeon", "xeon-nt-split": "nt_split/xeon",
+        "zeroed-lines": "zeroed_lines"}
 
 
 def render(readme, sets):

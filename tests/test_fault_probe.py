@@ -7,6 +7,7 @@ import resource
 import numpy as np
 import pytest
 
+from knobs.benchmarks import faults
 from knobs.benchmarks.faults import (Benchmark, copy_in_chunks, fresh_region, offset_in,
                                      populate_write_error, thp_mode)
 
@@ -58,6 +59,8 @@ THP = pytest.mark.skipif(thp_mode() not in ("madvise", "always"), reason="the ke
 
 @pytest.mark.parametrize("fresh, warm", [("chunk4k", "chunkwarm4k"),
                                          pytest.param("before4k", "beforewarm4k",
+                                                      marks=POPULATE),
+                                         pytest.param("allbefore4k", "allbeforewarm4k",
                                                       marks=POPULATE)])
 def test_a_chunked_copy_faults_each_page_once_and_its_warm_twin_none(fresh, warm):
     probe = Benchmark({"sizes": [8 * MIB], "kinds": [fresh, warm], "chunk": 64 << 10}, "cpu", 0)
@@ -69,6 +72,8 @@ def test_a_chunked_copy_faults_each_page_once_and_its_warm_twin_none(fresh, warm
 @THP
 @pytest.mark.parametrize("fresh, warm", [("chunk2m", "chunkwarm2m"),
                                          pytest.param("before2m", "beforewarm2m",
+                                                      marks=POPULATE),
+                                         pytest.param("allbefore2m", "allbeforewarm2m",
                                                       marks=POPULATE)])
 def test_a_chunked_copy_into_huge_pages_faults_once_per_2mib_and_its_warm_twin_not_at_all(
         fresh, warm):
@@ -118,6 +123,30 @@ def test_before_its_copy_the_kernel_faults_each_chunk_in_and_the_copy_faults_non
     assert offset == skip or huge
     assert faults <= counting.faults <= faults + 4  # a few of Python's own, at most
     assert every - counting.faults < min(faults, 5)
+
+
+@POPULATE
+@pytest.mark.parametrize("kind, faulted_before_the_copies", [("allbefore4k", 2048),
+                                                             ("before4k", 0)])
+def test_all_before_the_kernel_faults_the_whole_region_in_before_the_first_copy(
+        monkeypatch, kind, faulted_before_the_copies):
+    """allbefore4k's 2,048 pages are all faulted in before its chunks' copies begin; before4k
+    faults each chunk's pages in inside its loop of copies."""
+    probe = Benchmark({"sizes": [8 * MIB], "kinds": [kind], "chunk": 64 << 10}, "cpu", 0)
+    step = probe.setup(f"{kind}-{8 * MIB}")
+    copy, entered = faults.copy_in_chunks, []
+
+    def recording(*args):
+        entered.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt)
+        copy(*args)
+
+    monkeypatch.setattr(faults, "copy_in_chunks", recording)
+    step()  # the first call maps Python's and numpy's own pages too
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    step()
+    every = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+    assert every == pytest.approx(2048, abs=16)
+    assert entered[-1] - before == pytest.approx(faulted_before_the_copies, abs=16)
 
 
 @pytest.mark.parametrize("params, named", [({"kinds": ["copy8k"]}, "not a list of"),

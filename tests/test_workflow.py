@@ -144,21 +144,31 @@ def test_paper_figures_rebuild_from_shipped_results_without_any_benchmark(tmp_pa
     env = {**os.environ, "PYTHONPATH": str(poison)}
     # the CPU reference, the GPU run and its second session, glibc's store path (and on the
     # node), the layout's kinds of process (three times), the reference's misses measured again,
-    # PyTorch's copy kernel (twice), numpy's copy into aligned memory (four times)
+    # PyTorch's copy kernel (twice, and twice on an Intel Xeon), numpy's copy into aligned
+    # memory (four times)
     copies_alone = ("results/paper/memcpy_nt", "results/paper/memcpy_nt/node",
                     "results/paper/layout", "results/paper/layout/second",
                     "results/paper/layout/mapped",
                     "results/paper/fault_in_copy", "results/paper/torch_copy",
-                    "results/paper/torch_copy/second",
+                    "results/paper/torch_copy/second", "results/paper/torch_copy/xeon",
+                    "results/paper/torch_copy/xeon/second",
                     "results/paper/aligned", "results/paper/aligned/second",
                     "results/paper/aligned/chunked", "results/paper/aligned/chunked_second")
     # and a fault inside a copy on each store path, inside a `rep movsb` copy or just before
-    # it, inside a non-temporal copy or just before it (each twice): the fault probe alone
+    # it, inside a non-temporal copy or just before it (each twice, and twice on an Intel
+    # Xeon), just before each copy or all before them (twice, on the Xeon): the fault probe
+    # alone
     benchmarks_alone = ("results/paper/store_path_faults", "results/paper/store_path_faults/second",
                         "results/paper/erms_split", "results/paper/erms_split/second",
-                        "results/paper/nt_split", "results/paper/nt_split/second")
-    # and glibc's memcpy as `rep movsb` (twice): the copy step beside the probe as a benchmark
-    copies_and_benchmarks = ("results/paper/memcpy_erms", "results/paper/memcpy_erms/second")
+                        "results/paper/erms_split/xeon", "results/paper/erms_split/xeon/second",
+                        "results/paper/nt_split", "results/paper/nt_split/second",
+                        "results/paper/nt_split/xeon", "results/paper/nt_split/xeon/second",
+                        "results/paper/zeroed_lines", "results/paper/zeroed_lines/second")
+    # and glibc's memcpy as `rep movsb` (twice, and twice on an Intel Xeon): the copy step
+    # beside the probe as a benchmark
+    copies_and_benchmarks = ("results/paper/memcpy_erms", "results/paper/memcpy_erms/second",
+                             "results/paper/memcpy_erms/xeon",
+                             "results/paper/memcpy_erms/xeon/second")
     for result_set in ("results/paper", "results/paper/gpu", "results/paper/gpu/second",
                        *copies_alone, *benchmarks_alone, *copies_and_benchmarks):
         done = subprocess.run(

@@ -21,7 +21,11 @@ beside the whole copy's, their differences per fault separate what a fault adds 
 the copy's length and by whether the fault traps inside it. `chunk2m`, `chunkwarm2m`,
 `before2m` and `beforewarm2m` do the same over huge pages (`chunk` then a whole number of
 them). A chunk above the region's size makes one copy of it: with `before`, the kernel faults
-the whole region in, then one `memcpy` copies it.
+the whole region in, then one `memcpy` copies it. `allbefore4k-<bytes>` (and `allbefore2m`)
+have the kernel fault the whole region in, then copy it chunk by chunk: set against
+`before4k`, the same copies, the same faults taken on request, only the time between a
+page's zeroing and its copy differs (at most one chunk, or the whole region);
+`allbeforewarm4k` and `allbeforewarm2m` are their warm twins.
 
 The cost per fault differs with the region's size (measured: a little dearer in larger
 regions; why is not measured), so the copy step's model takes the cost at each call's own size.
@@ -37,12 +41,16 @@ import numpy as np
 
 PAGE = 4096
 HUGE_PAGE = 2 << 20
+# the kernel faults the whole region in (MADV_POPULATE_WRITE), then the chunks' copies
+ALL_BEFORE = ("allbefore4k", "allbeforewarm4k", "allbefore2m", "allbeforewarm2m")
 CHUNKED = ["chunk4k", "chunkwarm4k", "before4k", "beforewarm4k",
-           "chunk2m", "chunkwarm2m", "before2m", "beforewarm2m"]
+           "chunk2m", "chunkwarm2m", "before2m", "beforewarm2m", *ALL_BEFORE]
 KINDS = ["4k", "2m", "copy4k", "copy2m", "warm4k", "warm2m", *CHUNKED]
 DEFAULT_KINDS = ["4k", "2m", "copy4k", "copy2m", "warm4k", "warm2m"]
 CHUNK = 64 << 10  # bytes per memcpy of the chunked kinds, unless params.chunk says
-POPULATED = ("before4k", "beforewarm4k", "before2m", "beforewarm2m")  # the kernel faults in
+# the kernel faults in each chunk's pages just before its copy
+EACH_BEFORE = ("before4k", "beforewarm4k", "before2m", "beforewarm2m")
+POPULATED = (*EACH_BEFORE, *ALL_BEFORE)  # need MADV_POPULATE_WRITE
 MADV_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23)  # Linux's value
 
 
@@ -138,7 +146,7 @@ class Benchmark:
         source = self.rng.integers(0, 256, size, dtype=np.uint8)
         if kind in CHUNKED:
             return self._chunked(size, source, huge, warm="warm" in kind,
-                                 populate=kind in POPULATED)
+                                 populate=kind in EACH_BEFORE, ahead=kind in ALL_BEFORE)
         if kind.startswith("warm"):
             _, target = fresh_region(size, huge)  # the view keeps the mapping
             target[::PAGE] = 1  # faulted in before the clock
@@ -153,19 +161,24 @@ class Benchmark:
 
         return step
 
-    def _chunked(self, size, source, huge, warm, populate):
+    def _chunked(self, size, source, huge, warm, populate, ahead):
         """The copy chunk by chunk into fresh pages (or, warm, pages faulted in before the
         clock), the kernel faulting each chunk's pages in just before its copy where
-        `populate`."""
+        `populate`, the whole region's before the first copy where `ahead`."""
+        def copy(region, pages, offset):
+            if ahead:
+                region.madvise(MADV_POPULATE_WRITE, offset, -(-size // PAGE) * PAGE)
+            copy_in_chunks(region, pages, source, self.chunk, populate, offset)
+
         if warm:
             region, pages = fresh_region(size, huge)
             pages[::PAGE] = 1  # faulted in before the clock
             offset = offset_in(region, pages)
-            return lambda: copy_in_chunks(region, pages, source, self.chunk, populate, offset)
+            return lambda: copy(region, pages, offset)
 
         def step():
             region, pages = fresh_region(size, huge)
-            copy_in_chunks(region, pages, source, self.chunk, populate, offset_in(region, pages))
+            copy(region, pages, offset_in(region, pages))
             del pages
             region.close()
 
