@@ -1620,8 +1620,9 @@ def chunk_words(nbytes):
 
 def split_landings(t, split):
     """A split set's benchmarks' processes (probe_processes) in each of its two runs and their
-    chunk's words, the sizes, and what a fault adds to the copy per landing, size and run
-    ({name: {bytes: [per process, per process]}})."""
+    chunk's words, the first landing's benchmark (it also times a fault touched alone), the
+    sizes, and what a fault adds to the copy per landing, size and run ({name: {bytes: [per
+    process, per process]}})."""
     runs = (t, tables_at(t.root / "second"))
     per_process, chunk = {}, {}  # per benchmark: each run's processes, its chunk's words
     for benchmark in dict.fromkeys(landing[0] for landing in split.landings.values()):
@@ -1638,7 +1639,7 @@ def split_landings(t, split):
                                              p.xs(f"{warm}-{nbytes}", level="case"))
                              for p in per_process[benchmark]] for nbytes in sizes}
              for name, (benchmark, fresh, warm, _) in split.landings.items()}
-    return per_process, chunk, sizes, added
+    return per_process, chunk, first, sizes, added
 
 
 def fault_split(t, split):
@@ -1648,8 +1649,7 @@ def fault_split(t, split):
     chunk above the region's size) under the two, and the other's premium by round in this run
     and the second, beside the A/A twin's; then the premiums of two landings set against each
     other, by round."""
-    per_process, chunk, sizes, added = split_landings(t, split)
-    first = next(iter(split.landings.values()))[0]
+    per_process, chunk, first, sizes, added = split_landings(t, split)
     twin = split.twin_of + TWIN
     pair = (split.other, split.base)
 
@@ -1724,8 +1724,7 @@ def zeroed_lines(t, split=ZEROED):
     touched alone; then landings set against each other under the same store path, by
     round: with ZEROED, the kernel faulting the pages in all before the copies less just
     before each, the same copies (what a copy gains from lines just zeroed)."""
-    per_process, chunk, sizes, added = split_landings(t, split)
-    first = next(iter(split.landings.values()))[0]
+    per_process, chunk, first, sizes, added = split_landings(t, split)
     words = {name: where.format(chunk=chunk[benchmark])
              for name, (benchmark, _, _, where) in split.landings.items()}
     paths = {split.base: split.base_words, split.other: split.other_words}
@@ -1748,7 +1747,7 @@ def zeroed_lines(t, split=ZEROED):
                 for one, other, _ in split.contrasts) + " |")
     processes = figures.span(t.benchmarks[first].groupby("environment")["rep"].nunique())
     return ("\n".join(costs) + f"\n\n{processes} processes per store path in each run "
-            f"({', '.join(f'{path}: {words}' for path, words in paths.items())}, and the A/A "
+            f"({', '.join(f'{path}: {named}' for path, named in paths.items())}, and the A/A "
             f"twin of {split.twin_of}), in rounds; two values: the first run / the second, "
             "medians over processes; a fault: (the copy into fresh pages - the same copy into "
             "warm pages) / the fresh copy's faults, per process; just before: the kernel faults "
