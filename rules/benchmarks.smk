@@ -6,7 +6,7 @@ rule benchmark_run:
     output:
         f"{RESULTS}/runs/{{experiment}}/{{configuration}}/rep{{rep}}.json",
     log:
-        "logs/benchmark_run/{experiment}/{configuration}/rep{rep}.log",
+        f"{LOGS}/benchmark_run/{{experiment}}/{{configuration}}/rep{{rep}}.log",
     priority: run_priority
     conda:
         run_conda_env
@@ -24,7 +24,7 @@ rule benchmark_evidence:
     output:
         f"{RESULTS}/evidence/{{experiment}}/{{name}}.txt",
     log:
-        "logs/benchmark_evidence/{experiment}/{name}.log",
+        f"{LOGS}/benchmark_evidence/{{experiment}}/{{name}}.log",
     conda:
         evidence_conda_env
     resources:

@@ -32,6 +32,8 @@ except ConfigError as error:
 # Where results are read and written: `results` by default; `results/paper` holds the
 # shipped run, whose figures rebuild from its tables without running any benchmark.
 RESULTS = experiments.results_dir(config)
+# Each result set's logs apart, so that runs of two configs never write one log file.
+LOGS = f"logs/{RESULTS.strip('/')}"
 EXPERIMENTS = experiments.experiments(config)
 JOBS = {job.run(RESULTS): job for job in experiments.jobs(config)}
 # Processes run in rounds (rep k of every configuration, shuffled): highest priority first.

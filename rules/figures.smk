@@ -18,7 +18,7 @@ rule figures_copy:
         ),
         model_svg=f"{RESULTS}/figures/copy_model.svg",
     log:
-        "logs/figures_copy.log",
+        f"{LOGS}/figures_copy.log",
     conda:
         "../envs/plots.yaml"
     script:
@@ -60,7 +60,7 @@ rule figures_hourglass:
         ),
         gap_svg=f"{RESULTS}/figures/hourglass_gap.svg",
     log:
-        "logs/figures_hourglass.log",
+        f"{LOGS}/figures_hourglass.log",
     conda:
         "../envs/plots.yaml"
     script:
@@ -80,7 +80,7 @@ rule figures_benchmark:
         ),
         svg=f"{RESULTS}/figures/{{user_experiment}}.svg",
     log:
-        "logs/figures_benchmark/{user_experiment}.log",
+        f"{LOGS}/figures_benchmark/{{user_experiment}}.log",
     conda:
         "../envs/plots.yaml"
     params:

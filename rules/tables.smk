@@ -9,7 +9,7 @@ rule table:
             labels={"what": "tidy table"},
         ),
     log:
-        "logs/table/{experiment}.log",
+        f"{LOGS}/table/{{experiment}}.log",
     conda:
         "../envs/plots.yaml"
     params:
@@ -24,7 +24,7 @@ rule ops_table:
     output:
         f"{RESULTS}/tables/{{experiment}}_ops.csv",
     log:
-        "logs/ops_table/{experiment}.log",
+        f"{LOGS}/ops_table/{{experiment}}.log",
     conda:
         "../envs/plots.yaml"
     script:
@@ -48,7 +48,7 @@ rule summary_table:
             labels={"what": "system"},
         ),
     log:
-        "logs/summary_table.log",
+        f"{LOGS}/summary_table.log",
     conda:
         "../envs/plots.yaml"
     params:
@@ -70,7 +70,7 @@ rule verdicts_table:
             labels={"what": "verdicts"},
         ),
     log:
-        "logs/verdicts_table.log",
+        f"{LOGS}/verdicts_table.log",
     conda:
         "../envs/plots.yaml"
     params:
@@ -90,7 +90,7 @@ rule report_config:
             labels={"what": "config"},
         ),
     log:
-        "logs/report_config.log",
+        f"{LOGS}/report_config.log",
     conda:
         "../envs/plots.yaml"
     params:

@@ -259,8 +259,9 @@ def model_misses(t, points):
                      + "; ".join(f"{r.framework} {r.environment} b{r.batch} {r.error:+.0%} "
                                  f"({r.faults:,.0f} faults)" for r in in_copy.itertuples()) + ".")
     if len(rest):
-        torch_only = ("; all PyTorch's, whose copy instruction is the candidate: \"A fault "
-                      "inside a `rep movsb` copy\", below"
+        torch_only = ("; all PyTorch's, whose kernel copies with vector stores: the candidate "
+                      "is a fault's cost inside that store path, measured on another Intel "
+                      "Xeon, \"The model with each copy's own fault\", below"
                       if (rest["framework"] == "torch").all() else "")
         lines.append(f"- Not explained ({configurations(rest)}{torch_only}): "
                      + "; ".join(f"{r.framework} {r.environment} b{r.batch} {r.error:+.0%} "
@@ -1758,6 +1759,154 @@ def zeroed_lines(t, split=ZEROED):
             "the median and the rounds' range, in the first run; the second.")
 
 
+def priced(t, probe, environment):
+    """Each faulting CPU copy of the copy step (medians per framework, environment and batch)
+    at its own copy limit (`own_limit`, in its environment where that ran, else glibc's) plus
+    its faults at what the fault probe `probe` measured under `environment`: a touch's cost
+    (`touch`) and a fault's cost inside the probe's copy (`inside`), as fault_model splits them."""
+    limits = t.copy.groupby(["framework", "environment", "batch"])["seconds"].median()
+    rows = t.copy[(t.copy["device"] == "cpu")
+                  & ~t.copy["framework"].isin({own_limit(f) for f in t.copy["framework"]})]
+    rows = rows.drop(columns=[c for c in rows if c.startswith(("predicted_", "fault_"))])
+    own = [limits.get((own_limit(f), e, b), limits.get((own_limit(f), "glibc", b)))
+           for f, e, b in zip(rows["framework"], rows["environment"], rows["batch"])]
+    model = tidy_tables.fault_model(rows.assign(limit_gbps=rows["bytes"] / own / 1e9),
+                                    probe[probe["environment"] == environment])
+    medians = model.groupby(["framework", "environment", "batch"]).agg(
+        measured=("seconds", "median"), faults=("minor_faults", "median"),
+        limit=("limit_seconds", "median"), touch=("predicted_seconds", "median"),
+        inside=("predicted_in_copy_seconds", "median"))
+    return medians[medians["faults"] > 0]
+
+
+OWN_PATH = {"torch": VECTOR}  # PyTorch's kernel copies with vector stores; the rest, memcpy
+
+
+def own_store_path(t):
+    """The copy step's faulting copies priced three ways, in this run and the second: each
+    fault at a touch's cost, at its cost inside glibc's memcpy, and inside a vector copy
+    (the fault probe under glibc and memcpy_vector, in the same rounds); each copy's own store
+    path marked, and how many each way predicts within 15%."""
+    runs = [t, tables_at(t.root / "second")]
+    errors = []
+    for run in runs:
+        probe = run.benchmarks["vector_faults"]
+        glibc, vector = priced(run, probe, "glibc"), priced(run, probe, VECTOR)
+        error = lambda predicted: glibc["measured"] / predicted - 1
+        own = [OWN_PATH.get(f, "glibc") for f in glibc.index.get_level_values("framework")]
+        errors.append(pd.DataFrame({
+            "touch": error(glibc["touch"]), "glibc": error(glibc["inside"]),
+            VECTOR: error(vector["inside"]), "own": own}).join(
+                glibc[["measured", "faults", "limit"]]))
+    first, second = errors
+    lines = ["| copy | environment | batch (MB) | faults per call | measured (ms) | own limit "
+             "(ms) | measured / model - 1: a touch / inside glibc's `memcpy` / inside a vector copy | "
+             "second run: the same |", "|---" * 8 + "|"]
+    percent = lambda v: f"{v:+.0%}".replace("-0%", "+0%")  # no minus on what rounds to 0
+    cell = lambda row: " / ".join(
+        f"**{percent(row[k])}**" if k == row["own"] else percent(row[k])
+        for k in ("touch", "glibc", VECTOR))
+    nbytes = _bytes(t)
+    for key, row in first.iterrows():
+        framework, environment, batch = key
+        lines.append(f"| {framework} | {environment} | {batch} ({nbytes[batch] / 1e6:.3g}) | "
+                     f"{row['faults']:,.0f} | {ms(row['measured'])} | {ms(row['limit'])} | "
+                     f"{cell(row)} | {cell(second.loc[key])} |")
+
+    def within(run, column):
+        hits = [abs(r[r["own"] if column == "own" else column]) <= 0.15
+                for _, r in run.iterrows()]
+        return f"{sum(hits)} of {len(hits)}"
+    ways = {"touch": "every fault at a touch's cost", "glibc": "inside glibc's `memcpy`",
+            VECTOR: "inside a vector copy", "own": "each inside its own store path"}
+    counts = "; ".join(f"{words}: {within(first, k)} (second run: {within(second, k)})"
+                       for k, words in ways.items())
+    processes = figures.span(copy_process_counts(t))
+    return ("\n".join(lines) + f"\n\n{processes} processes per configuration, in rounds; "
+            "medians of every call; the model: the copy's own limit (`torch_copyto` for "
+            "PyTorch, in its environment; `copyto` for the others) plus its faults, split "
+            "between 4 KiB and 2 MiB pages so that they cover its bytes, each at the fault "
+            "probe's cost at the call's size: a touch, or the probe's copy into fresh pages "
+            "less the same copy into warm ones per fault, under glibc (glibc's `memcpy`, "
+            "`rep movsb` at these sizes here) or memcpy_vector (vector stores); in bold each "
+            "copy's own store path (PyTorch's kernel: vector stores). Within 15%: "
+            + counts + ".")
+
+ROTATING = [("memcpy", ERMS, "`rep movsb` (`memcpy`, memcpy_erms)"),
+            ("memcpy", VECTOR, "vector stores (`memcpy`, memcpy_vector)"),
+            ("torch", ERMS, "PyTorch's `copy_` (under memcpy_erms)"),
+            ("torch", VECTOR, "PyTorch's `copy_` (under memcpy_vector)")]
+
+
+def rotation_medians(t):
+    """Each process's median per case of the rotating copies (calls that did not fault), by
+    environment, kernel, bytes, targets (the clone's: 0) and rep; and the table itself."""
+    table = t.benchmarks["rotating_copies"]
+    table = table[table["environment"].isin([ERMS, VECTOR])]
+    keys = ["environment", "copy_kernel", "bytes", "targets", "rep"]
+    clone = table["copy_kernel"] == "clone"  # its targets: addresses found, 0 as a case
+    clean = table[table["minor_faults"] == 0].assign(
+        targets=table["targets"].where(~clone, 0)).groupby(keys)["seconds"].median()
+    return clean.reset_index(level="targets"), table
+
+
+def per_process_ratio(medians, environment, kernel, nbytes, k, base_kernel=None, base_k=1):
+    """`kernel` into k targets over `base_kernel` (the same kernel) into `base_k`, process by
+    process: 'median (min to max)'."""
+    rows = medians.loc[(environment, kernel, nbytes)]
+    base = medians.loc[(environment, base_kernel or kernel, nbytes)]
+    mine = rows[rows["targets"] == k]["seconds"]
+    theirs = base[base["targets"] == base_k]["seconds"]
+    ratio = (mine / theirs).dropna()
+    return f"{ratio.median():.2f}x ({ratio.min():.2f} to {ratio.max():.2f})"
+
+
+def rotating_copies(t):
+    """The same source into 1, 2 or 3 targets in turn, each kernel's 2 and 3 against its 1,
+    process by process, in this run and the second; then the copy step's clone against
+    PyTorch's kernel into 1 and into 2 targets, in the same processes."""
+    runs = [rotation_medians(run) for run in (t, tables_at(t.root / "second"))]
+    (first, table), (second, _) = runs
+    lines = ["| MB | copy | into 1 target (ms) | 2 targets in turn (x 1) | 3 targets in turn "
+             "(x 1) | second run: 2 (x 1); 3 (x 1) |", "|---" * 6 + "|"]
+    sizes = sorted(set(first.index.get_level_values("bytes")))
+    clone_sizes = sorted(set(table[table["copy_kernel"] == "clone"]["bytes"]))
+    for nbytes in sizes:
+        for kernel, environment, words in ROTATING:
+            one = first.loc[(environment, kernel, nbytes)]
+            again = [per_process_ratio(second, environment, kernel, nbytes, k) for k in (2, 3)]
+            lines.append(
+                f"| {nbytes / 1e6:.3g} | {words} | "
+                f"{ms(one[one['targets'] == 1]['seconds'].median())} | "
+                f"{per_process_ratio(first, environment, kernel, nbytes, 2)} | "
+                f"{per_process_ratio(first, environment, kernel, nbytes, 3)} | "
+                f"{'; '.join(again)} |")
+    clones = ["| MB | environment | the clone (ms) | its outputs' addresses (timed calls) | "
+              "calls that faulted | x PyTorch's `copy_` into 1 target | x into 2 targets in "
+              "turn | second run: x 1; x 2 |", "|---" * 8 + "|"]
+    for nbytes in clone_sizes:
+        for environment in (ERMS, VECTOR):
+            rows = table[(table["copy_kernel"] == "clone") & (table["bytes"] == nbytes)
+                         & (table["environment"] == environment)]
+            addresses = rows.groupby("rep")["targets"].first()
+            clone = first.loc[(environment, "clone", nbytes)]
+            again = second.loc[(environment, "clone", nbytes)]
+            ratios = lambda medians, k: per_process_ratio(medians, environment, "clone",
+                                                          nbytes, 0, "torch", k)
+            clones.append(
+                f"| {nbytes / 1e6:.3g} | {environment} | {ms(clone['seconds'].median())} | "
+                f"{figures.span(addresses)} | {(rows['minor_faults'] > 0).mean():.0%} | "
+                f"{ratios(first, 1)} | {ratios(first, 2)} | "
+                f"{ratios(second, 1)}; {ratios(second, 2)} |")
+    processes = figures.span(table.groupby("environment")["rep"].nunique())
+    return ("\n".join(lines) + "\n\n" + "\n".join(clones) + f"\n\n{processes} processes per "
+            "environment in each run, in rounds; every target faulted in before the clock, on "
+            "4 KiB pages; a copy's time: the median of its process's calls that did not fault, "
+            "the median over processes; ratios process by process, their median and range "
+            "(min to max). The clone: the copy step's `Tensor.clone()` of the same source, "
+            "its output freed inside the clock; its outputs' addresses: the distinct ones in "
+            "each process's timed calls (the range over processes).")
+
 MEMCPY_USERS = ("numpy", "pytensor", "pytensor_cvm", "theano")  # copy with glibc's memcpy
 
 
@@ -1915,6 +2064,10 @@ BLOCKS = {"machine": machine_line, "copy-table": copy_table, "fault-costs": faul
           "xeon-nt-split": functools.partial(fault_split, split=NT_SPLIT),
           # whether a copy gains from lines just zeroed (results/paper/zeroed_lines)
           "zeroed-lines": zeroed_lines,
+          # each copy's faults priced inside its own store path (results/paper/own_store_path)
+          "own-store-path": own_store_path,
+          # copies into targets written in turn (results/paper/rotating_copies)
+          "rotating-copies": rotating_copies,
           # from the fault probe inside a copy and just before it (results/paper/erms_split)
           "erms-split": functools.partial(fault_split, split=ERMS_SPLIT),
           # from the fault probe inside a non-temporal copy and before it (results/paper/nt_split)
@@ -1941,7 +2094,8 @@ SETS = {"gpu-": "gpu", "memcpy-nt-node": "memcpy_nt/node", "memcpy-nt": "memcpy_
         "xeon-machine": "memcpy_erms/xeon", "xeon-memcpy-erms": "memcpy_erms/xeon",
         "xeon-erms-split": "erms_split/xeon",
         "xeon-torch-copy": "torch_copy/xeon", "xeon-nt-split": "nt_split/xeon",
-        "zeroed-lines": "zeroed_lines"}
+        "zeroed-lines": "zeroed_lines", "own-store-path": "own_store_path",
+        "rotating-copies": "rotating_copies"}
 
 
 def render(readme, sets):

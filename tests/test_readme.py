@@ -4,6 +4,9 @@ the tables `make paper` rebuilds)."""
 
 import re
 
+import numpy as np
+import pandas as pd
+
 import readme_results
 from conftest import REPO
 from readme_results import alike_text, counts_of, maps_afresh, process_course
@@ -65,3 +68,33 @@ def test_the_non_temporal_threshold_is_read_from_the_environments_tunables():
     nt = {"env": {"GLIBC_TUNABLES": "glibc.cpu.x86_non_temporal_threshold=0x2000000"}}
     assert readme_results.non_temporal_threshold(nt) == 32 << 20
     assert readme_results.non_temporal_threshold({"env": {"MALLOC_ARENA_MAX": "2"}}) is None
+
+
+def test_a_copy_is_priced_at_its_own_limit_and_the_probe_of_one_environment():
+    nbytes, faults = 4096 * 1000, 1000
+
+    def rows(framework, environment, seconds, minor_faults):
+        return [{"framework": framework, "environment": environment, "batch": 16,
+                 "bytes": nbytes, "seconds": seconds, "minor_faults": minor_faults,
+                 "device": "cpu", "host": "h"}] * 3
+
+    copy = pd.DataFrame(rows("torch", "glibc", 0.010, faults) + rows("torch", "thp", 0.009, faults)
+                        + rows("numpy", "glibc", 0.003, 0) + rows("torch_copyto", "glibc", 0.004, 0)
+                        + rows("copyto", "glibc", 0.003, 0))
+
+    def probe(environment, inside):  # a touch: 2 us; inside a copy: `inside` us per fault
+        return [{"environment": environment, "host": "h", "bytes": nbytes, "case": case,
+                 "seconds": seconds, "minor_faults": n} for case, seconds, n in (
+                     (f"4k-{nbytes}", faults * 2e-6, faults),
+                     (f"copy4k-{nbytes}", 0.003 + faults * inside * 1e-6, faults),
+                     (f"warm4k-{nbytes}", 0.003, 0))]
+
+    table = pd.DataFrame(probe("glibc", 1.5) + probe("vector", 1.0))
+    t = type("Tables", (), {"copy": copy})()
+    priced = readme_results.priced(t, table, "vector")
+    # only the copies that fault; each at torch_copyto's limit (thp: glibc's, none of its own)
+    assert list(priced.index) == [("torch", "glibc", 16), ("torch", "thp", 16)]
+    assert np.allclose(priced["limit"], 0.004)
+    assert np.allclose(priced["touch"], 0.004 + faults * 2e-6)
+    assert np.allclose(priced["inside"], 0.004 + faults * 1.0e-6)  # the vector probe's
+    assert np.allclose(readme_results.priced(t, table, "glibc")["inside"], 0.004 + faults * 1.5e-6)

@@ -41,7 +41,7 @@ class Unavailable(RuntimeError):
     """This benchmark cannot run here, for a reason the result records."""
 
 
-BUILT_IN = ("copy", "copy_kernels", "faults", "hourglass", "peak")
+BUILT_IN = ("copy", "copy_kernels", "faults", "hourglass", "peak", "rotating_copies")
 
 
 def load(name):
