@@ -9,8 +9,9 @@ Case `<kernel>-<k>-<bytes>`: kernel `memcpy` (`np.copyto`) or `torch` (`Tensor.c
 kernels of one (k, bytes) one right after the other, the first of the two alternating from
 pair to pair and from process to process. Case `clone-0-<bytes>`: the copy step's PyTorch
 call itself, `Tensor.clone()` of the source, its output freed inside the clock as the copy
-step's is; its info counts the distinct addresses its outputs took (`targets`) in its timed calls,
-where glibc's heap hands the same few back in turn, and each call's faults are in its samples.
+step's is; its info counts the distinct addresses its outputs took (`targets`) in its timed
+calls (glibc's heap may hand back the same few; their order is not kept), and each call's
+faults are in its samples.
 
 params: sizes (bytes per copy), targets (the k to run, a list; default 1, 2, 3),
 clone_sizes (the sizes of the clone cases; default none).
