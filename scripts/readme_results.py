@@ -1812,8 +1812,8 @@ def own_store_path(t):
                 glibc[["measured", "faults", "limit"]]))
     first, second = errors
     lines = ["| copy | environment | batch (MB) | faults per call | measured (ms) | own limit "
-             "(ms) | measured / model - 1: a touch / inside glibc's `memcpy` / inside a vector copy | "
-             "second run: the same |", "|---" * 8 + "|"]
+             "(ms) | measured / model - 1: a touch / inside glibc's `memcpy` / inside a vector "
+             "copy | second run: the same |", "|---" * 8 + "|"]
     percent = lambda v: f"{v:+.0%}".replace("-0%", "+0%")  # no minus on what rounds to 0
     cell = lambda row: " / ".join(
         f"**{percent(row[k])}**" if k == row["own"] else percent(row[k])
@@ -1847,6 +1847,7 @@ def own_store_path(t):
             "`rep movsb` at these sizes here) or memcpy_vector (vector stores); in bold each "
             "copy's own store path (PyTorch's kernel: vector stores). Within 15%: "
             + counts + ".")
+
 
 ROTATING = [("memcpy", ERMS, "`rep movsb` (`memcpy`, memcpy_erms)"),
             ("memcpy", VECTOR, "vector stores (`memcpy`, memcpy_vector)"),
