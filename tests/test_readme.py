@@ -98,3 +98,22 @@ def test_a_copy_is_priced_at_its_own_limit_and_the_probe_of_one_environment():
     assert np.allclose(priced["touch"], 0.004 + faults * 2e-6)
     assert np.allclose(priced["inside"], 0.004 + faults * 1.0e-6)  # the vector probe's
     assert np.allclose(readme_results.priced(t, table, "glibc")["inside"], 0.004 + faults * 1.5e-6)
+
+
+def test_the_clones_share_is_the_second_targets_part_of_its_excess_where_it_is_clear():
+    def medians(clone_ms):
+        rows = [("memcpy_erms", kernel, 8, k, rep, ms / 1e3)
+                for rep in range(3) for kernel, k, ms in (
+                    ("torch", 1, 2.0), ("torch", 2, 3.0), ("clone", 0, clone_ms[rep]))]
+        table = pd.DataFrame(rows, columns=["environment", "copy_kernel", "bytes", "targets",
+                                            "rep", "seconds"])
+        return table.set_index(["environment", "copy_kernel", "bytes", "rep"]).sort_index()
+
+    raw = pd.DataFrame({"environment": "memcpy_erms", "copy_kernel": "clone", "bytes": 8,
+                        "rep": [0, 1, 2], "targets": [2, 2, 3], "minor_faults": [0, 0, 9]})
+    cells = readme_results.clone_cells(medians([4.0, 4.0, 3.0]), raw, "memcpy_erms", 8)
+    # (3 - 2) / (clone - 2): 0.5, 0.5 and 1.0; addresses 2 to 3; a third of calls faulted
+    assert cells[1:3] == ["2 to 3", "33%"] and cells[5] == "0.50 (0.50 to 1.00)"
+    assert cells[3] == "2.00x (1.50 to 2.00)"  # the clone against the kernel into 1
+    # a process whose clone is within 10% of the kernel into 1: no share (it divides by noise)
+    assert readme_results.clone_cells(medians([4.0, 4.0, 2.1]), raw, "memcpy_erms", 8)[5] == "-"
