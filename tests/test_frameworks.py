@@ -15,6 +15,7 @@ from knobs.results import read
 ON_CPU = [f for f in sorted(frameworks.FRAMEWORKS) if "cpu" in frameworks.devices(f)]
 GRAPHS_ON_CPU = [f for f, spec in frameworks.FRAMEWORKS.items()
                  if spec.graph and "cpu" in spec.devices]
+INTERPRETER = 4096  # bytes: more than Python's own requests move glibc's count in one call
 GPU_CAPABLE = [f for f, spec in frameworks.FRAMEWORKS.items() if spec.gpu_library]
 NO_GPU_HERE = pytest.mark.skipif(bool(machine.gpus()), reason="checks the machine without a GPU")
 
@@ -51,6 +52,10 @@ def test_identity_returns_a_fresh_equal_copy(framework, tmp_path):
 
 @pytest.mark.parametrize("name", ["aligned", "aligned_thp", "aligned_storage"])
 def test_an_aligned_output_is_aligned_and_freed_with_its_array(name):
+    """The output is glibc's block while the array lives and is given back with it. The count
+    is the whole process's, and the interpreter's own requests move it by some 100 bytes
+    either way between two readings (measured), so it is read to within INTERPRETER bytes;
+    the 96-byte companion is below that and has its own test (the calls, in order, below)."""
     libc, module = environment._libc(), frameworks.load(name)
     x = np.random.default_rng(0).random((1, 3, 64, 64), dtype=np.float32)
     identity = module.build(x)
@@ -64,10 +69,10 @@ def test_an_aligned_output_is_aligned_and_freed_with_its_array(name):
     during = in_use()
     assert output.ctypes.data % module.ALIGNMENT == 0 and np.array_equal(output, x)
     assert identity.evidence["alignment"] == module.ALIGNMENT
-    companion = getattr(module, "COMPANION", 0)
-    assert identity.evidence["companion"] == companion
+    assert identity.evidence["companion"] == getattr(module, "COMPANION", 0)
     del output
-    assert during - before >= x.nbytes + companion > in_use() - before
+    after = in_use()
+    assert during - before > x.nbytes - INTERPRETER and after - before < INTERPRETER
 
 
 def test_aligned_storage_asks_for_its_96_bytes_before_the_output_and_frees_them_after(
