@@ -631,8 +631,10 @@ def comparison_text(folder, what):
                            "earlier run's intervals were not kept, so its verdicts cannot be "
                            "called again under the current rule).")
         differ = verdicts[~verdicts["same_verdict"]]
-        text += (f"; of {len(verdicts)} knob verdicts, {verdicts['contradicts'].sum()} "
-                 f"contradict each other, {verdicts['same_verdict'].sum()} are the same in both"
+        contradicting = verdicts["contradicts"].sum()
+        text += (f"; of {len(verdicts)} knob verdicts, {contradicting} "
+                 + ("contradicts its counterpart" if contradicting == 1 else "contradict each other")
+                 + f", {verdicts['same_verdict'].sum()} are the same in both"
                  + (" and " + _counts(differ["verdict_before"] + " -> "
                                       + differ["verdict_after"]) if len(differ) else ""))
         if verdicts["contradicts"].any():
@@ -740,6 +742,11 @@ def aa_timed(t):
 def aa_kinds(t):
     return timed_pair(t.root / "aa" / "kinds", "Two default `make run`s of the same code, "
                       "back to back, with that rule in place from the start")
+
+
+def aa_xeon(t):
+    return timed_pair(t.root / "aa" / "xeon", "Two default `make run`s of the same code on the "
+                      "Intel Xeon VM (model 207), four minutes apart")
 
 
 def aa_comparison(t):
@@ -2066,7 +2073,7 @@ BLOCKS = {"machine": machine_line, "copy-table": copy_table, "fault-costs": faul
           "hourglass-verdicts": hourglass_sentences, "ruler": ruler, "aa": aa_comparison,
           "aa-reference": reference_comparison, "resolve": resolve_comparison,
           "resolve-reference": resolve_reference, "aa-third": aa_third,
-          "aa-timed": aa_timed, "aa-kinds": aa_kinds,
+          "aa-timed": aa_timed, "aa-kinds": aa_kinds, "aa-xeon": aa_xeon,
           "why-copy": why_copy, "settling": settling_table, "why-hourglass": why_hourglass,
           "fault-share": fault_share,
           # from the GPU's result set (results/paper/gpu)
