@@ -749,6 +749,21 @@ def aa_xeon(t):
                       "Intel Xeon VM (model 207), four minutes apart")
 
 
+def twin_calls(t):
+    """How often an A/A twin (a baseline against itself, in the same rounds) was called an
+    effect, over every run's own verdicts shipped under the set: the intervals' false calls,
+    by how many processes they rest on."""
+    tables = [pd.read_csv(path) for path in sorted(t.root.rglob("*verdicts.csv"))]
+    runs = [v for v in tables if {"kind", "processes"} <= set(v)]  # not a comparison's
+    twins = pd.concat([v[v["kind"] == "A/A"] for v in runs])
+    called = twins["verdict"].isin(["faster", "slower"])
+    by = called.groupby(twins["processes"]).agg(["sum", "size"])
+    return (f"Over the {len(runs)} runs' own verdict tables shipped under `results/paper/`, "
+            f"an A/A twin was called `faster` or `slower` in {called.sum()} of {len(twins)} "
+            "verdicts (" + "; ".join(f"{s} of {n} at {p} process" + "es" * (p != 1)
+                                      for p, (s, n) in by.iterrows()) + ").")
+
+
 def aa_comparison(t):
     return comparison_text(t.root / "aa", "Two default runs of the same code on this machine")
 
@@ -2074,6 +2089,7 @@ BLOCKS = {"machine": machine_line, "copy-table": copy_table, "fault-costs": faul
           "aa-reference": reference_comparison, "resolve": resolve_comparison,
           "resolve-reference": resolve_reference, "aa-third": aa_third,
           "aa-timed": aa_timed, "aa-kinds": aa_kinds, "aa-xeon": aa_xeon,
+          "twin-calls": twin_calls,
           "why-copy": why_copy, "settling": settling_table, "why-hourglass": why_hourglass,
           "fault-share": fault_share,
           # from the GPU's result set (results/paper/gpu)

@@ -117,3 +117,20 @@ def test_the_clones_share_is_the_second_targets_part_of_its_excess_where_it_is_c
     assert cells[3] == "2.00x (1.50 to 2.00)"  # the clone against the kernel into 1
     # a process whose clone is within 10% of the kernel into 1: no share (it divides by noise)
     assert readme_results.clone_cells(medians([4.0, 4.0, 2.1]), raw, "memcpy_erms", 8)[5] == "-"
+
+
+def test_twin_calls_count_each_runs_own_twins_and_no_comparison(tmp_path):
+    """A/A twins called an effect, by processes, over every run's own verdict table under the
+    root; a comparison's verdicts (no `kind` of row, no `processes`) are not a run's."""
+    def run(folder, rows):
+        (tmp_path / folder).mkdir(parents=True)
+        pd.DataFrame(rows, columns=["kind", "processes", "verdict"]).to_csv(
+            tmp_path / folder / "verdicts.csv", index=False)
+
+    run("tables", [("A/A", 3, "faster"), ("A/A", 3, "no effect"), ("vs baseline", 3, "slower")])
+    run("second/tables", [("A/A", 8, "inconclusive"), ("A/A", 3, "no effect")])
+    pd.DataFrame({"verdict_before": ["faster"], "verdict_after": ["slower"]}).to_csv(
+        tmp_path / "verdicts.csv", index=False)
+    text = readme_results.twin_calls(type("T", (), {"root": tmp_path}))
+    assert text.startswith("Over the 2 runs' own verdict tables")
+    assert "in 1 of 4 verdicts (1 of 3 at 3 processes; 0 of 1 at 8 processes)" in text
