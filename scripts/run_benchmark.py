@@ -20,6 +20,7 @@ import os
 import shlex
 import subprocess
 import sys
+import tempfile
 import time
 
 STARTED = time.perf_counter()
@@ -116,7 +117,12 @@ def launch(args, argv):
     fix_layout = environment.fix_layout if args.aslr == "off" else None
     previous = []
     for attempt in range(1, ATTEMPTS + 1):
-        code = subprocess.run(command, env=env, preexec_fn=fix_layout).returncode
+        # The measured process skips its teardown (main), so what it meant to delete at exit
+        # (TensorFlow's autograph writes a source file per traced function) would stay in
+        # /tmp: it gets a temporary directory of its own, removed once it has ended.
+        with tempfile.TemporaryDirectory(prefix="knobs-measured-") as scratch:
+            code = subprocess.run(command, env={**env, "TMPDIR": scratch},
+                                  preexec_fn=fix_layout).returncode
         if code or args.describe or not os.path.exists(args.out):
             return code
         result = results.read(args.out, validate=False)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -136,6 +137,43 @@ def test_a_disturbed_process_is_measured_again_once_and_stays_flagged(tmp_path):
     assert "other processes used" in process["disturbed"]
     assert len(process["previous_attempts"]) == 1
     assert "measuring again" in done.stderr
+
+
+LEAVES_A_FILE = '''
+import tempfile
+
+
+class Benchmark:
+    """Writes a temporary file meant to be deleted at exit, as TensorFlow's autograph does."""
+
+    cases = ["noop"]
+
+    def __init__(self, params, device, seed):
+        with tempfile.NamedTemporaryFile(suffix=".py", delete=False) as handle:
+            self.left = handle.name
+
+    def setup(self, case):
+        return lambda: None
+
+    def evidence(self):
+        return {"left": self.left}
+'''
+
+
+def test_the_measured_process_leaves_nothing_in_the_callers_temporary_folder(tmp_path):
+    """It skips its teardown, so it writes into a temporary folder of its own, removed once
+    it has ended."""
+    benchmark, out, caller_tmp = tmp_path / "leaves.py", tmp_path / "run.json", tmp_path / "tmp"
+    benchmark.write_text(LEAVES_A_FILE)
+    caller_tmp.mkdir()
+    done = subprocess.run(
+        [str(PYTHON), str(SCRIPTS / "run_benchmark.py"), "--experiment", "toy", "--benchmark",
+         str(benchmark), "--environment", "glibc", "--samples", "2", "--out", str(out)],
+        capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "TMPDIR": str(caller_tmp)})
+    assert done.returncode == 0, done.stderr
+    left = results.read(out, validate=False)["evidence"]["left"]
+    assert left.startswith(str(caller_tmp / "knobs-measured-"))  # the process's own folder
+    assert not Path(left).exists() and list(caller_tmp.iterdir()) == []
 
 
 @pytest.mark.parametrize("record,flagged", [
