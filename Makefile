@@ -7,7 +7,7 @@ PYTHON ?= python3.11
 VENV := .venv
 SNAKEMAKE := $(VENV)/bin/snakemake
 
-.PHONY: setup run test test-slurm report lint rerun resolve paper compare
+.PHONY: setup run test test-slurm report lint rerun resolve paper compare replicate
 
 setup: $(VENV)/.installed .venv-theano/.installed .system-ready
 
@@ -72,6 +72,13 @@ paper: setup
 	  $(SNAKEMAKE) --cores 1 --configfile $$set/config.yaml --allowed-rules $(PAPER_RULES) && \
 	  $(SNAKEMAKE) --cores 1 --configfile $$set/config.yaml --report $$set/report.html || exit 1; \
 	done
+
+# Run a config twice, back to back, into INTO and INTO/second, with both runs' times and
+# their comparison (scripts/replicate.py), e.g. a shipped study on your machine:
+# make replicate CONFIG=config/own_store_path.yaml INTO=results/paper/own_store_path/mine
+replicate: setup
+	@test -n "$(INTO)" || { echo "usage: make replicate CONFIG=config/<study>.yaml INTO=<new result set>"; exit 2; }
+	$(VENV)/bin/python scripts/replicate.py $(CONFIG) $(INTO)
 
 # Compare two result sets, e.g. make compare A=results/paper B=results
 compare: setup

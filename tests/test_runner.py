@@ -6,14 +6,14 @@ import json
 import re
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
-from conftest import PYTHON, SCRIPTS, run_benchmark, snakemake, write_config
+from conftest import PYTHON, REPO, SCRIPTS, run_benchmark, snakemake, write_config
 from knobs import disturbance, results
 
 TOY = '''
@@ -200,7 +200,6 @@ def test_the_benchmark_interface_is_documented_where_it_is_loaded():
 
 def readme_block(marker):
     """The code block that follows `<!-- marker -->` in the README."""
-    from conftest import REPO
 
     text = (REPO / "README.md").read_text()
     after = text[text.index(f"<!-- {marker} -->"):]
@@ -236,3 +235,32 @@ def test_a_benchmark_may_watch_its_warm_up_calls_but_not_the_first_or_the_timed_
     record = measure(step, 3, 4, warm=lambda s: watched.append(s()))
     assert len(calls) == 7 and len(watched) == 2  # calls 2 and 3 of the warm-up
     assert len(record["samples"]["seconds"]) == 4
+
+
+def test_replicate_runs_a_config_twice_into_one_set_and_compares_them(tmp_path):
+    """scripts/replicate.py: INTO and INTO/second, each with its config pointed there (a
+    config without `results:` gets one), both runs' times, the comparison; never over runs."""
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "toy.py").write_text(TOY)
+    config = tmp_path / "toy.yaml"
+    config.write_text("# my toy\n" + yaml.safe_dump({
+        "environments": {"glibc": {}},
+        "benchmarks": {"toy": {"module": "benchmarks/toy.py",
+                               "params": {"n": 32, "dtype": "float32"},
+                               "environments": ["glibc"], "baseline": "glibc",
+                               "reps": 2, "warmup": 1, "samples": 3}}}))
+    command = [str(PYTHON), str(SCRIPTS / "replicate.py"), str(config), "set", "--",
+               "-s", str(REPO / "Snakefile")]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for folder in ("set", "set/second"):
+        written = (tmp_path / folder / "config.yaml").read_text()
+        assert written.startswith("# my toy\n") and yaml.safe_load(written)["results"] == folder
+        runs = tmp_path / folder / "runs" / "toy" / "glibc" / "cpu"
+        assert (runs / "rep0.json").exists() and (runs / "rep1.json").exists()
+    times = pd.read_csv(tmp_path / "set" / "run_times.csv")
+    assert list(times["run"]) == ["set", "set/second"] and (times["seconds"] >= 0).all()
+    assert (tmp_path / "set" / "aa" / "comparison.csv").exists()
+    assert "toy" in (tmp_path / "set" / "aa" / "compare.txt").read_text()
+    again = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
+    assert again.returncode != 0 and "set holds runs already" in again.stderr
