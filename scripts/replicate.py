@@ -7,7 +7,7 @@ go to `run_times.csv`, and `make compare` of the two to `aa/` (its printout: com
     replicate.py config/own_store_path.yaml results/paper/own_store_path/xeon167
     replicate.py CONFIG INTO -- -s ../Snakefile   (what follows -- goes to snakemake)
 
-A folder that holds runs already is refused: nothing measured is ever overwritten.
+A folder that exists and is not empty is refused: nothing already there is overwritten.
 """
 
 import argparse
@@ -46,7 +46,8 @@ def run(config_text, folder, snakemake_args):
     command = [SNAKEMAKE, "--cores", "1", "--configfile", configfile, *snakemake_args]
     started = now()
     if subprocess.run(command).returncode:
-        sys.exit(f"replicate: {' '.join(command)} failed; what it measured is in {folder}")
+        sys.exit(f"replicate: {' '.join(command)} failed; what it measured is in {folder}; "
+                 "that command goes on from there")
     finished = now()
     return {"run": folder, "command": " ".join(command), "started": started.isoformat(),
             "finished": finished.isoformat(), "seconds": (finished - started).total_seconds()}
@@ -63,12 +64,14 @@ def main(argv=None):
     with open(args.config) as handle:
         config_text = handle.read()
     second = os.path.join(args.into, "second")
+    if os.path.isdir(args.into) and os.listdir(args.into):
+        sys.exit(f"replicate: {args.into} holds files already; name another folder "
+                 "(nothing there is overwritten)")
+    times = []
     for folder in (args.into, second):
-        if os.path.isdir(os.path.join(folder, "runs")):
-            sys.exit(f"replicate: {folder} holds runs already; name another folder "
-                     "(nothing measured is overwritten)")
-    times = [run(config_text, folder, theirs) for folder in (args.into, second)]
-    pd.DataFrame(times).to_csv(os.path.join(args.into, "run_times.csv"), index=False)
+        times.append(run(config_text, folder, theirs))
+        # each run's time kept as it ends, so a failed second run loses nothing
+        pd.DataFrame(times).to_csv(os.path.join(args.into, "run_times.csv"), index=False)
     out = os.path.join(args.into, "aa")
     compared = subprocess.run([sys.executable, os.path.join(SCRIPTS, "compare.py"), args.into,
                                second, "--out", out], capture_output=True, text=True)

@@ -263,4 +263,4 @@ def test_replicate_runs_a_config_twice_into_one_set_and_compares_them(tmp_path):
     assert (tmp_path / "set" / "aa" / "comparison.csv").exists()
     assert "toy" in (tmp_path / "set" / "aa" / "compare.txt").read_text()
     again = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
-    assert again.returncode != 0 and "set holds runs already" in again.stderr
+    assert again.returncode != 0 and "set holds files already" in again.stderr
