@@ -54,13 +54,11 @@ def run(config_text, folder, snakemake_args):
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    ours, theirs = (argv[:argv.index("--")], argv[argv.index("--") + 1:]) if "--" in argv \
-        else (argv, [])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("config", help="the config to run, e.g. config/own_store_path.yaml")
     parser.add_argument("into", help="the result set to write (its second run: INTO/second)")
-    args = parser.parse_args(ours)
+    parser.add_argument("snakemake_args", nargs="*", help="after --: passed to snakemake")
+    args = parser.parse_args(argv)
     with open(args.config) as handle:
         config_text = handle.read()
     second = os.path.join(args.into, "second")
@@ -69,7 +67,7 @@ def main(argv=None):
                  "(nothing there is overwritten)")
     times = []
     for folder in (args.into, second):
-        times.append(run(config_text, folder, theirs))
+        times.append(run(config_text, folder, args.snakemake_args))
         # each run's time kept as it ends, so a failed second run loses nothing
         pd.DataFrame(times).to_csv(os.path.join(args.into, "run_times.csv"), index=False)
     out = os.path.join(args.into, "aa")
