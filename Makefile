@@ -1,13 +1,17 @@
 # Set up everything the workflow needs, then run it or test it.
-#   make run    the default experiment (config/config.yaml), then results/report.html
-#   make test   the test suite
-# Running either a second time installs nothing and reruns nothing.
+#   make run [CONFIG=my.yaml]   run a config (default config/config.yaml), then its report.html
+#   make test                   the test suite; make test-studies: the studies' checks
+# Running either a second time installs nothing and remeasures nothing.
 
 PYTHON ?= python3.11
 VENV := .venv
 SNAKEMAKE := $(VENV)/bin/snakemake
 
-.PHONY: setup run test test-slurm report lint rerun resolve paper compare replicate
+CONFIG ?= config/config.yaml
+# Where the config writes its results (its `results:`), read once setup has made the venv.
+RESULTS = $(shell $(VENV)/bin/python -c 'import sys, yaml; print((yaml.safe_load(open(sys.argv[1])) or {}).get("results", "results"))' $(CONFIG))
+
+.PHONY: setup run test test-studies test-slurm report lint rerun resolve paper compare replicate
 
 setup: $(VENV)/.installed .venv-theano/.installed .system-ready
 
@@ -27,21 +31,18 @@ $(VENV)/.installed: requirements.txt
 	touch $@
 
 run: setup
-	$(SNAKEMAKE) --cores 1
-	$(MAKE) --no-print-directory results/report.html
-
-results/report.html: $(wildcard results/tables/*.csv results/figures/*.png results/evidence/*/*.txt)
-	$(SNAKEMAKE) --cores 1 --report $@
+	$(SNAKEMAKE) --cores 1 --configfile $(CONFIG)
+	$(SNAKEMAKE) --cores 1 --configfile $(CONFIG) --report $(RESULTS)/report.html
 
 report: setup
-	$(SNAKEMAKE) --cores 1 --report results/report.html
+	$(SNAKEMAKE) --cores 1 --configfile $(CONFIG) --report $(RESULTS)/report.html
 
 # Rerun one configuration and what is built from it, e.g. make rerun RUN=copy/theano/tcmalloc
 rerun: setup
 	@test -n "$(RUN)" || { echo "usage: make rerun RUN=<experiment>/<configuration path>, e.g. copy/theano/tcmalloc"; exit 2; }
-	@test -d results/runs/$(RUN) || { echo "no results/runs/$(RUN): run it first (make run)"; exit 2; }
-	$(SNAKEMAKE) --cores 1 --forcerun $$(find results/runs/$(RUN) -name '*.json' | sort)
-	$(MAKE) --no-print-directory results/report.html
+	@test -d $(RESULTS)/runs/$(RUN) || { echo "no $(RESULTS)/runs/$(RUN): run it first (make run)"; exit 2; }
+	$(SNAKEMAKE) --cores 1 --configfile $(CONFIG) --forcerun $$(find $(RESULTS)/runs/$(RUN) -name '*.json' | sort)
+	$(SNAKEMAKE) --cores 1 --configfile $(CONFIG) --report $(RESULTS)/report.html
 
 # More processes where the run's verdicts are inconclusive (scripts/resolve.py), at most MOST
 # per configuration, e.g. make resolve MOST=12 (CONFIG: the config the run was made with;
@@ -49,35 +50,24 @@ rerun: setup
 # where Snakemake has no record of how they were made (a copied or cloned set), their
 # missing runs alone would not make it rebuild them.
 MOST ?= 12
-CONFIG ?= config/config.yaml
 resolve: setup
-	@test -f results/tables/verdicts.csv || { echo "no results/tables/verdicts.csv: run it first (make run)"; exit 2; }
-	$(VENV)/bin/python scripts/resolve.py results --most $(MOST) $(if $(MINUTES),--minutes $(MINUTES)) > results/more_reps.yaml
-	$(SNAKEMAKE) --cores 1 --forcerun table --configfile $(CONFIG) results/more_reps.yaml
-	$(MAKE) --no-print-directory results/report.html
+	@test -f $(RESULTS)/tables/verdicts.csv || { echo "no $(RESULTS)/tables/verdicts.csv: run it first (make run)"; exit 2; }
+	$(VENV)/bin/python scripts/resolve.py $(RESULTS) --most $(MOST) $(if $(MINUTES),--minutes $(MINUTES)) > $(RESULTS)/more_reps.yaml
+	$(SNAKEMAKE) --cores 1 --forcerun table --configfile $(CONFIG) $(RESULTS)/more_reps.yaml
+	$(SNAKEMAKE) --cores 1 --configfile $(CONFIG) $(RESULTS)/more_reps.yaml --report $(RESULTS)/report.html
 
-# Rebuild every figure, table and the report of each shipped result set (results/paper: the
-# CPU reference run; results/paper/gpu: what scripts/gpu_paper.sh measured on a GPU node;
-# results/paper/gpu/second: the same config in a second GPU session)
-# from its run files and its config.yaml: no benchmark runs (only these rules may), no
-# framework is imported.
-PAPER_SETS := $(patsubst %/config.yaml,%,$(wildcard results/paper/config.yaml results/paper/*/config.yaml \
-	results/paper/*/*/config.yaml results/paper/*/*/*/config.yaml))
-PAPER_RULES := table ops_table summary_table verdicts_table report_config figures_copy figures_hourglass \
-	figures_benchmark all
+# Rebuild the figures, tables and report of shipped result sets from their run files and their
+# config.yaml (scripts/paper.py): no benchmark runs, no framework is imported. Without STUDY:
+# the reference run (results/paper) and the GPU run (results/paper/gpu and its second session);
+# STUDY=<name>: the sets studies/<name>/study.yaml lists; STUDY=all: every set.
 paper: setup
-	@for set in $(PAPER_SETS); do \
-	  echo "== $$set"; \
-	  $(VENV)/bin/python scripts/convert_results.py --check $$set && \
-	  $(SNAKEMAKE) --cores 1 --configfile $$set/config.yaml --allowed-rules $(PAPER_RULES) && \
-	  $(SNAKEMAKE) --cores 1 --configfile $$set/config.yaml --report $$set/report.html || exit 1; \
-	done
+	$(VENV)/bin/python scripts/paper.py $(if $(STUDY),--study $(STUDY))
 
 # Run a config twice, back to back, into INTO and INTO/second, with both runs' times and
 # their comparison (scripts/replicate.py), e.g. a shipped study on your machine:
-# make replicate CONFIG=config/own_store_path.yaml INTO=results/paper/own_store_path/mine
+# make replicate CONFIG=studies/store_path/config/own_store_path.yaml INTO=results/paper/own_store_path/mine
 replicate: setup
-	@test -n "$(INTO)" || { echo "usage: make replicate CONFIG=config/<study>.yaml INTO=<new result set>"; exit 2; }
+	@test -n "$(INTO)" || { echo "usage: make replicate CONFIG=<a config> INTO=<new result set>"; exit 2; }
 	$(VENV)/bin/python scripts/replicate.py $(CONFIG) $(INTO)
 
 # Compare two result sets, e.g. make compare A=results/paper B=results
@@ -90,7 +80,12 @@ lint: setup
 	$(SNAKEMAKE) --lint
 
 test: setup
-	$(VENV)/bin/pytest -q tests --ignore=tests/slurm
+	$(VENV)/bin/pytest -q tests --ignore=tests/slurm --ignore=tests/studies
+
+# The studies: every shipped set rebuilt from its runs (tables alone, byte for byte), every
+# generated block of the README and the findings checked, the studies' own modules tested.
+test-studies: setup
+	$(VENV)/bin/pytest -q tests/studies
 
 # The Slurm test: starts a single-node Slurm here (root, Debian's slurm-wlm and munge).
 test-slurm: setup .slurm-ready

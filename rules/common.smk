@@ -2,18 +2,13 @@ import sys
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
-from snakemake.utils import validate
 from snakemake.settings.types import DeploymentMethod
 
 SCRIPTS = Path(workflow.basedir) / "scripts"
 sys.path.insert(0, str(SCRIPTS))
 
-from knobs import experiments, frameworks, machine
-from knobs.benchmarks import BUILT_IN
-from knobs.config_check import ConfigError, check_references, check_schema
-
-SCHEMA = Path(workflow.basedir) / "config" / "schema.yaml"
-
+from knobs import experiments, machine, runtimes
+from knobs.config_check import ConfigError, validated
 
 # ---- Validation: before any job starts, every error names its key ---------------------------
 if not config:
@@ -22,9 +17,8 @@ if not config:
         "or pass --configfile config/<name>.yaml"
     )
 try:
-    check_schema(config, SCHEMA)
-    validate(config, schema=str(SCHEMA))  # fills in the schema's defaults
-    check_references(config)
+    # the schema's defaults and the built-in environments it uses, filled in where it is
+    config.update(validated(config))
 except ConfigError as error:
     raise WorkflowError(str(error))
 
@@ -39,7 +33,8 @@ JOBS = {job.run(RESULTS): job for job in experiments.jobs(config)}
 # Processes run in rounds (rep k of every configuration, shuffled): highest priority first.
 POSITION = experiments.schedule(JOBS.values())
 EVIDENCE = {e.file(RESULTS): e for x in EXPERIMENTS.values() for e in x.evidence}
-BUILT_IN_EXPERIMENTS = {"copy", "faults", "hourglass", "peak"}
+# {figure name: its experiment}: every figure a config's experiments draw
+FIGURES = {f: name for name, x in EXPERIMENTS.items() for f in x.figures}
 
 
 # ---- Where each benchmark's code runs -------------------------------------------------------
@@ -50,7 +45,7 @@ def runtime_python(runtime):
     """The interpreter of a runtime: the conda env's, or its virtual env's."""
     if USE_CONDA:
         return "python"
-    venv = frameworks.VENVS.get(runtime, frameworks.DEFAULT_VENV)
+    venv = runtimes.VENVS.get(runtime, runtimes.DEFAULT_VENV)
     python = Path(workflow.basedir) / venv / "bin" / "python"
     if not python.exists():
         raise WorkflowError(
@@ -99,10 +94,10 @@ def run_gpus(wildcards):
 
 
 def run_module(wildcards):
-    """A user's benchmark file: editing it reruns its measurements (a built-in's, named by
-    its module, is the workflow's own code, as the built-in experiments' is)."""
+    """A user's benchmark file: editing it reruns its measurements (one named by its name is
+    the workflow's own code, as its rules are)."""
     path = EXPERIMENTS[wildcards.experiment].module
-    return [path] if path and path not in BUILT_IN else []
+    return [path] if path else []
 
 
 def evidence_of(wildcards):
@@ -145,41 +140,50 @@ def ops_table_inputs(wildcards):
 
 
 def table_params(wildcards):
-    """What the table script needs to know of the config: its experiment's case column, and
-    the experiment's own settings (the copy limit, the hourglass plan)."""
-    from knobs.hourglass import plan
+    """What the table script needs to know of the config: its experiment's case column, its
+    benchmark's hooks (`plugin`) and the settings they read."""
+    experiment = EXPERIMENTS[wildcards.experiment]
+    return {"case": experiment.case, "plugin": experiment.plugin, **experiment.settings}
 
-    name = wildcards.experiment
-    extra = {}
-    if name == "copy":
-        extra["limit"] = config["copy"]["limit"]
-    if name == "hourglass":
-        extra["plan"] = plan.full_plan(config["hourglass"])
-        extra["devices"] = config["hourglass"]["devices"]
-    return {"case": EXPERIMENTS[name].case, **extra}
+
+def table_caption(wildcards):
+    return EXPERIMENTS[wildcards.experiment].table_caption or ""
 
 
 def traced(experiment):
     return any(c.trace for c in EXPERIMENTS[experiment].configurations)
 
 
-def figure_files(name):
-    """The figures an experiment draws: its own where it has them, else the generic one."""
-    if name == "copy":
-        return [
-            f"{RESULTS}/figures/copy_{f}.{x}"
-            for f in ("step", "model")
-            for x in ("png", "svg")
-        ]
-    if name == "hourglass":
-        return [
-            f"{RESULTS}/figures/hourglass_{f}.{x}"
-            for f in ("ladder", "ops")
-            for x in ("png", "svg")
-        ]
-    if name in BUILT_IN_EXPERIMENTS:
-        return []
-    return [f"{RESULTS}/figures/{name}.png", f"{RESULTS}/figures/{name}.svg"]
+def figure_experiment(wildcards):
+    return EXPERIMENTS[FIGURES[wildcards.figure]]
+
+
+def figure_inputs(wildcards):
+    """A figure reads its experiment's table, the summary and, where traced, its op table."""
+    name = FIGURES[wildcards.figure]
+    return {
+        "table": f"{RESULTS}/tables/{name}.csv",
+        "summary": f"{RESULTS}/tables/summary.csv",
+        **({"ops": f"{RESULTS}/tables/{name}_ops.csv"} if traced(name) else {}),
+    }
+
+
+def figure_params(wildcards):
+    experiment = figure_experiment(wildcards)
+    return {
+        "experiment": experiment.name,
+        "plugin": experiment.plugin,
+        "settings": experiment.settings,
+        "labels": summary_params()[experiment.name]["labels"],
+    }
+
+
+def figure_caption(wildcards):
+    return figure_experiment(wildcards).figures[wildcards.figure]
+
+
+def figure_category(wildcards):
+    return FIGURES[wildcards.figure]
 
 
 def summary_inputs(wildcards=None):
@@ -208,10 +212,9 @@ def summary_params():
     }
 
 
-def hourglass_comparisons():
-    from knobs.hourglass import plan
-
-    return plan.comparisons(config["hourglass"]) if "hourglass" in config else []
+def comparisons():
+    """Per experiment, the pairs its section names for verdicts beyond `vs baseline`."""
+    return {name: x.comparisons for name, x in EXPERIMENTS.items() if x.comparisons}
 
 
 def _alternatives(names):
@@ -220,7 +223,7 @@ def _alternatives(names):
 
 wildcard_constraints:
     experiment=_alternatives(EXPERIMENTS),
-    user_experiment=_alternatives(set(EXPERIMENTS) - BUILT_IN_EXPERIMENTS),
+    figure=_alternatives(FIGURES),
     configuration=r"[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*",
     rep=r"\d+",
 
@@ -229,7 +232,7 @@ def get_final_output():
     return [
         *(f"{RESULTS}/tables/{name}.csv" for name in EXPERIMENTS),
         *(f"{RESULTS}/tables/{name}_ops.csv" for name in EXPERIMENTS if traced(name)),
-        *(path for name in EXPERIMENTS for path in figure_files(name)),
+        *(f"{RESULTS}/figures/{f}.{x}" for f in FIGURES for x in ("png", "svg")),
         *EVIDENCE,
         f"{RESULTS}/tables/summary.csv",
         f"{RESULTS}/tables/system.csv",
@@ -254,5 +257,5 @@ onstart:
             f"{len(jobs)} job(s) need a GPU (e.g. {jobs[0]}: {', '.join(map(str, jobs[0].output))}), "
             "but this machine has none (nvidia-smi found no GPU). Run them where there is one "
             "(--profile profiles/slurm, or scripts/gpu_paper.sh on a GPU node), or take gpu "
-            "out of copy.devices / hourglass.devices; --dry-run shows the plan anywhere."
+            "out of the config's devices; --dry-run shows the plan anywhere."
         )

@@ -14,6 +14,7 @@ rule table:
         "../envs/plots.yaml"
     params:
         settings=table_params,
+        caption=table_caption,
     script:
         "../scripts/table.py"
 
@@ -75,7 +76,7 @@ rule verdicts_table:
         "../envs/plots.yaml"
     params:
         experiments=summary_params(),
-        comparisons=hourglass_comparisons(),
+        comparisons=comparisons(),
         statistics=config["statistics"],
     script:
         "../scripts/verdicts.py"

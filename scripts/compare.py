@@ -28,11 +28,10 @@ import sys
 import pandas as pd
 import yaml
 
-from knobs import config_check, experiments, figures, stats
+from knobs import config_check, experiments, stats
 from knobs.experiments import TWIN
-from knobs.tables import copies_as_the_probe
+from knobs.benchmarks.copy.model import copies_as_the_probe
 
-SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "config", "schema.yaml")
 
 
 def config_of(result_set):
@@ -41,7 +40,7 @@ def config_of(result_set):
         sys.exit(f"compare: {path} is missing: a result set is a folder the workflow wrote "
                  "(tables/ and config_used.yaml)")
     with open(path) as handle:
-        return config_check.fill_defaults(yaml.safe_load(handle), SCHEMA)
+        return config_check.fill_defaults(yaml.safe_load(handle))
 
 
 def keys_of(config):

@@ -13,7 +13,6 @@ are removed once every new one is written.
 
 import argparse
 import json
-import os
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -183,7 +182,7 @@ def describe_what_was_measured(root):
         return
     config = yaml.safe_load(path.read_text())
     config.setdefault("statistics", {})["aa"] = False
-    filled = config_check.fill_defaults(config, results.SCHEMA.parent / "schema.yaml")
+    filled = config_check.fill_defaults(config)
     expected = [job.run(".")[2:] for job in experiments.jobs(filled)]
     missing = sorted(p for p in expected if not (root / p).exists())
     config["not_measured"] = sorted(set(config.get("not_measured", [])) | set(missing))

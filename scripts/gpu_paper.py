@@ -24,7 +24,6 @@ import yaml
 from knobs import config_check, environment, experiments
 
 REPO = Path(__file__).resolve().parent.parent
-SCHEMA = REPO / "config" / "schema.yaml"
 
 PROBE = """
 import importlib, json, sys
@@ -47,10 +46,10 @@ def load_config(path):
     with open(path) as handle:
         config = yaml.safe_load(handle)
     try:
-        config_check.check_schema(config, SCHEMA)
+        config_check.check_schema(config)
     except ImportError:  # jsonschema is not installed here: the workflow checks it later
         print("note: jsonschema is not installed here; the config's schema is not checked")
-    config = config_check.fill_defaults(config, SCHEMA)
+    config = config_check.fill_defaults(config)
     config_check.check_references(config)
     return config
 

@@ -6,7 +6,7 @@ import sys
 import pandas as pd
 
 from knobs import results  # beside this script
-from knobs.hourglass import categories
+from knobs import op_categories as categories
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 

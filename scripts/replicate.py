@@ -4,7 +4,7 @@ as each shipped study was repeated on another machine: each run gets the config 
 `results:` pointed there (comments kept), so that `make paper` rebuilds it; both runs' times
 go to `run_times.csv`, and `make compare` of the two to `aa/` (its printout: compare.txt).
 
-    replicate.py config/own_store_path.yaml results/paper/own_store_path/xeon167
+    replicate.py studies/store_path/config/own_store_path.yaml results/paper/own_store_path/xeon167
     replicate.py CONFIG INTO -- -s ../Snakefile   (what follows -- goes to snakemake)
 
 A folder that exists and is not empty is refused: nothing already there is overwritten.
@@ -55,7 +55,7 @@ def run(config_text, folder, snakemake_args):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("config", help="the config to run, e.g. config/own_store_path.yaml")
+    parser.add_argument("config", help="the config to run, e.g. studies/store_path/config/own_store_path.yaml")
     parser.add_argument("into", help="the result set to write (its second run: INTO/second)")
     parser.add_argument("snakemake_args", nargs="*", help="after --: passed to snakemake")
     args = parser.parse_args(argv)

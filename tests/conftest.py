@@ -1,6 +1,5 @@
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,12 +12,10 @@ PYTHON = REPO / ".venv" / "bin" / "python"
 THEANO_PYTHON = REPO / ".venv-theano" / "bin" / "python"
 SNAKEMAKE = REPO / ".venv" / "bin" / "snakemake"
 TINY = REPO / "tests" / "configs" / "tiny.yaml"
-# The only rules `make paper` lets run (it builds from results already measured), as the
-# Makefile lists them.
-PAPER_RULES = re.search(r"^PAPER_RULES := ((?:.*\\\n)*.*)$", (REPO / "Makefile").read_text(),
-                        re.M).group(1).replace("\\\n", " ").split()
-
 sys.path.insert(0, str(SCRIPTS))
+sys.path.append(str(REPO))  # the studies' own modules: studies.<study>....
+
+from paper import RULES as PAPER_RULES  # noqa: E402,F401  the only rules `make paper` lets run
 
 
 def run_benchmark(tmp_path, environment, extra=(), env=None, framework="numpy", python=PYTHON,

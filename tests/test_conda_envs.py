@@ -6,7 +6,7 @@ import re
 import pytest
 
 from conftest import REPO, load_yaml
-from knobs import frameworks
+from knobs.benchmarks.copy import frameworks
 
 # What each env's code imports, as conda-forge package names.
 IMPORTS = {

@@ -3,12 +3,15 @@
 import copy
 
 import pytest
+import yaml
 
 from conftest import REPO, TINY, dry_run, load_yaml, write_config
-from knobs.config_check import ConfigError, check_copy
+from knobs.benchmarks.copy.section import check as check_copy
+from knobs.config_check import ConfigError
 
 SHIPPED = sorted((REPO / "config").glob("*.yaml"))
-SHIPPED = [path for path in SHIPPED if not path.name.endswith("schema.yaml")]
+SHIPPED = [path for path in SHIPPED
+           if not path.name.endswith("schema.yaml") and path.name != "environments.yaml"]
 SHIPPED += [TINY, REPO / "tests" / "slurm" / "tiny_slurm.yaml", REPO / "results" / "paper" / "config.yaml",
             REPO / "results" / "paper" / "gpu" / "config.yaml"]
 
@@ -35,7 +38,7 @@ BAD = [
     ({"copy.batches": [-4]}, "copy.batches[0]", "minimum"),
     ({"copy.inputs": ["ones"]}, "copy.inputs[0]", "random, zeros"),
     ({"copy.environments": ["glibc", "tcmaloc"]}, "copy.environments", "tcmaloc"),
-    ({"copy.frameworks": ["numpy", "caffe"]}, "copy.frameworks", "scripts/knobs/frameworks"),
+    ({"copy.frameworks": ["numpy", "caffe"]}, "copy.frameworks", "scripts/knobs/benchmarks/copy/frameworks"),
     ({"copy.limit": {"frameworks": ["copyto"], "environments": ["nope"]}},
      "copy.limit.environments", "nope"),
     ({"environments.glibc": {"env": {"MALLOC_ARENA_MAX": 2}}},
@@ -76,8 +79,10 @@ BAD = [
     ({"pass_env": ["LD LIBRARY PATH"]}, "pass_env[0]", "does not match"),
     ({"benchmarks.toy": {"module": "nowhere/toy.py", "environments": ["glibc"]}},
      "benchmarks.toy.module", "is not a file"),
-    ({"benchmarks.copy": {"module": "copy", "environments": ["glibc"]}}, "benchmarks",
-     "should not be valid"),
+    ({"benchmarks.copy": {"module": "copy", "environments": ["glibc"]}}, "benchmarks.copy",
+     "is taken"),
+    ({"benchmarks.summary": {"module": "peak", "environments": ["glibc"]}}, "benchmarks.summary",
+     "is taken"),
     ({"benchmarks.toy": {"module": "peak", "environments": ["glibc", "tcmaloc"]}},
      "benchmarks.toy.environments", "tcmaloc"),
     ({"benchmarks.toy": {"module": "peak", "environments": ["glibc"], "baseline": "tcmalloc"}},
@@ -108,7 +113,7 @@ def test_bad_config_fails_naming_its_key(change, key, allowed, tmp_path):
 def test_memory_check_uses_the_machine_size():
     from knobs.config_check import fill_defaults
 
-    config = fill_defaults(load_yaml(REPO / "config" / "config.yaml"), REPO / "config" / "schema.yaml")
+    config = fill_defaults(load_yaml(REPO / "config" / "config.yaml"))
     largest = max(config["copy"]["batches"]) * 3 * 448 * 448 * 4
     check_copy(config, available_bytes=3 * largest + 1)
     with pytest.raises(ConfigError, match="copy.batches"):
@@ -116,14 +121,17 @@ def test_memory_check_uses_the_machine_size():
 
 
 @pytest.mark.parametrize("configfile", SHIPPED, ids=lambda p: p.name)
-def test_defaults_filled_without_snakemake_match_snakemakes(configfile):
-    """scripts/gpu_paper.py fills the schema's defaults itself (no Snakemake on a GPU node):
-    it must come to the config the workflow sees."""
+def test_defaults_filled_without_snakemake_match_snakemakes(configfile, tmp_path):
+    """The workflow fills the schema's defaults itself (Snakemake's `validate` reads a schema
+    file, and a GPU node runs without Snakemake): it must come to what `validate` makes of the
+    same schema (the core one joined with each section's)."""
     from snakemake.utils import validate
 
-    from knobs.config_check import fill_defaults
+    from knobs import config_check
 
+    joined = config_check.schema()
+    (tmp_path / "schema.yaml").write_text(yaml.safe_dump(joined))
     config = load_yaml(configfile)
     theirs = copy.deepcopy(config)
-    validate(theirs, str(REPO / "config" / "schema.yaml"))
-    assert fill_defaults(config, REPO / "config" / "schema.yaml") == theirs
+    validate(theirs, str(tmp_path / "schema.yaml"))
+    assert config_check.fill_schema_defaults(copy.deepcopy(config), joined) == theirs

@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 
 from conftest import PYTHON, SCRIPTS, THEANO_PYTHON, run_benchmark
-from knobs import environment, frameworks, machine
+from knobs import machine
+from knobs.benchmarks.copy import frameworks
 from knobs.benchmarks.copy import CHECK_CHUNK
 from knobs.results import read
 
 ON_CPU = [f for f in sorted(frameworks.FRAMEWORKS) if "cpu" in frameworks.devices(f)]
 GRAPHS_ON_CPU = [f for f, spec in frameworks.FRAMEWORKS.items()
                  if spec.graph and "cpu" in spec.devices]
-INTERPRETER = 4096  # bytes: more than Python's own requests move glibc's count in one call
 GPU_CAPABLE = [f for f, spec in frameworks.FRAMEWORKS.items() if spec.gpu_library]
 NO_GPU_HERE = pytest.mark.skipif(bool(machine.gpus()), reason="checks the machine without a GPU")
 
@@ -50,63 +50,6 @@ def test_identity_returns_a_fresh_equal_copy(framework, tmp_path):
     assert run["knobs"]["name"] == "glibc" and run["machine"]["cpu"]
 
 
-@pytest.mark.parametrize("name", ["aligned", "aligned_thp", "aligned_storage"])
-def test_an_aligned_output_is_aligned_and_freed_with_its_array(name):
-    """The output is glibc's block while the array lives and is given back with it. The count
-    is the whole process's, and the interpreter's own requests move it by some 100 bytes
-    either way between two readings (measured), so it is read to within INTERPRETER bytes;
-    the 96-byte companion is below that and has its own test (the calls, in order, below)."""
-    libc, module = environment._libc(), frameworks.load(name)
-    x = np.random.default_rng(0).random((1, 3, 64, 64), dtype=np.float32)
-    identity = module.build(x)
-
-    def in_use():  # glibc's bytes handed out, in its heap and in mappings of their own
-        info = libc.mallinfo2()
-        return info.uordblks + info.hblkhd
-
-    before = in_use()
-    output = identity.call(x)
-    during = in_use()
-    assert output.ctypes.data % module.ALIGNMENT == 0 and np.array_equal(output, x)
-    assert identity.evidence["alignment"] == module.ALIGNMENT
-    assert identity.evidence["companion"] == getattr(module, "COMPANION", 0)
-    del output
-    after = in_use()
-    assert during - before > x.nbytes - INTERPRETER and after - before < INTERPRETER
-
-
-def test_aligned_storage_asks_for_its_96_bytes_before_the_output_and_frees_them_after(
-        monkeypatch):
-    """PyTorch's request between its outputs, alone: malloc(96) just before each output's
-    posix_memalign, freed just after the output (results/paper/allocations)."""
-    from knobs.frameworks import aligned
-
-    calls = []
-
-    class Recording:  # the process's allocator, each call noted in order
-        real = aligned.AlignedBlock.libc
-
-        def malloc(self, size):
-            calls.append(("malloc", size))
-            return self.real.malloc(size)
-
-        def posix_memalign(self, out, alignment, size):
-            calls.append(("posix_memalign", alignment, size))
-            return self.real.posix_memalign(out, alignment, size)
-
-        def free(self, pointer):
-            calls.append(("free", pointer))
-            self.real.free(pointer)
-
-    monkeypatch.setattr(aligned.AlignedBlock, "libc", Recording())
-    x = np.random.default_rng(0).random((1, 3, 64, 64), dtype=np.float32)
-    output = frameworks.load("aligned_storage").build(x).call(x)
-    address = output.ctypes.data
-    del output
-    assert calls[:2] == [("malloc", 96), ("posix_memalign", 64, x.nbytes)]
-    assert [c[0] for c in calls[2:]] == ["free", "free"] and calls[2][1] == address != calls[3][1]
-
-
 @pytest.mark.parametrize("framework", GRAPHS_ON_CPU)
 def test_graph_evidence_shows_a_copy_and_no_transfer(framework, tmp_path):
     out = tmp_path / "evidence.txt"
@@ -129,7 +72,7 @@ def test_copy_check_rejects_an_identity_that_returns_its_input():
     import numpy as np
 
     from knobs.benchmarks.copy import check_copy
-    from knobs.frameworks import Identity
+    from knobs.benchmarks.copy.frameworks import Identity
 
     same = Identity(call=lambda x: x, prepare=lambda x: x, to_numpy=lambda y: y, version="0")
     x = np.ones((2, 2), dtype=np.float32)
@@ -211,7 +154,7 @@ def test_transfer_knobs_are_proven_from_the_copies_cuda_saw(pinned, non_blocking
                                                              in_flight, problem):
     """The proof of pinned / non_blocking, fed what the CUDA profiler names its copies."""
     from knobs.environment import KnobNotApplied
-    from knobs.frameworks import _torch_transfer
+    from knobs.benchmarks.copy.frameworks import _torch_transfer
 
     if problem is None:
         _torch_transfer.prove(pinned, non_blocking, copies, in_flight)

@@ -5,8 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from knobs import hourglass
-from knobs.hourglass import plan
+from knobs.benchmarks.hourglass import network as hourglass
+from knobs.benchmarks.hourglass import plan
 
 SIZES = [dict(stacks=2, resolution=128, batch=1, features=256, joints=16),
          dict(stacks=1, resolution=64, batch=2, features=32, joints=4)]
@@ -31,7 +31,7 @@ def torch():
 def test_same_parameters_shapes_and_flops_in_both_frameworks(size, tf, torch):
     from torch.utils.flop_counter import FlopCounterMode
 
-    from knobs.hourglass import tf_model, torch_model
+    from knobs.benchmarks.hourglass import tf_model, torch_model
 
     n, r, j = size["batch"], size["resolution"], size["joints"]
     net = torch_model.StackedHourglass(size["stacks"], size["features"], j)
@@ -46,13 +46,13 @@ def test_same_parameters_shapes_and_flops_in_both_frameworks(size, tf, torch):
 
 
 def test_paper_size_has_the_torch7_parameter_count(torch):
-    from knobs.hourglass import torch_model
+    from knobs.benchmarks.hourglass import torch_model
 
     assert torch_model.parameter_count(torch_model.StackedHourglass(8)) == 25_434_112
 
 
 def test_fused_and_unfused_batch_norm_agree(tf):
-    from knobs.hourglass import tf_model
+    from knobs.benchmarks.hourglass import tf_model
 
     x = tf.constant(np.random.default_rng(1).random((2, 64, 64, 3), dtype=np.float32))
     outputs = [tf_model.StackedHourglass(1, 32, 4, fused=fused, seed=3)(x).numpy()
@@ -61,7 +61,7 @@ def test_fused_and_unfused_batch_norm_agree(tf):
 
 
 def test_xla_upsample_equals_the_seeds_resize(tf):
-    from knobs.hourglass import tf_model
+    from knobs.benchmarks.hourglass import tf_model
 
     x = tf.constant(np.random.default_rng(2).random((2, 4, 6, 3), dtype=np.float32))
     resize = tf_model.StackedHourglass(1, upsample="resize").upsample(x)
@@ -80,7 +80,7 @@ SMALL = dict(stacks=1, resolution=64, batch=2, features=32, joints=4)
                                      "session-feed_float64-unfused-NHWC",
                                      "function-feed_float64-fused-NHWC"])
 def test_tensorflow_train_step_lowers_the_loss_and_proves_its_knobs(variant, tf):
-    from knobs.hourglass import tf_runner
+    from knobs.benchmarks.hourglass import tf_runner
 
     # eager TensorFlow fixes its threads once per process: keep what earlier tests started
     threads = (tf.config.threading.get_intra_op_parallelism_threads(),
@@ -101,7 +101,7 @@ def test_tensorflow_train_step_lowers_the_loss_and_proves_its_knobs(variant, tf)
 
 def test_torch_train_step_lowers_the_loss_and_channels_last_is_proven(torch):
     from knobs.environment import KnobNotApplied
-    from knobs.hourglass import torch_runner
+    from knobs.benchmarks.hourglass import torch_runner
 
     runner = torch_runner.Runner(SMALL, "channels_last", 1, 1)
     losses = [runner.train_step() for _ in range(4)]
@@ -116,7 +116,7 @@ def test_torch_train_step_lowers_the_loss_and_channels_last_is_proven(torch):
                                            ("channels_last-amp_bf16", "bfloat16")])
 def test_torch_autocast_is_proven_from_the_output_type(variant, dtype, torch):
     from knobs.environment import KnobNotApplied
-    from knobs.hourglass import torch_runner
+    from knobs.benchmarks.hourglass import torch_runner
 
     runner = torch_runner.Runner(SMALL, variant, 1, 1)
     losses = [runner.train_step() for _ in range(4)]
@@ -132,7 +132,7 @@ def test_torch_autocast_is_proven_from_the_output_type(variant, dtype, torch):
 @pytest.mark.parametrize("variant", ["cudnn_benchmark", "channels_last-amp_fp16"])
 def test_gpu_only_torch_knobs_refuse_the_cpu(variant, torch):
     from knobs.environment import KnobNotApplied
-    from knobs.hourglass import torch_runner
+    from knobs.benchmarks.hourglass import torch_runner
 
     with pytest.raises(KnobNotApplied, match="acts on a GPU only"):
         torch_runner.Runner(SMALL, variant, 1, 1)
@@ -178,7 +178,7 @@ GOOD = {"fused_batch_norm_ops": 8, "conv_data_formats": ["NHWC"], "iterator_ops"
 ])
 def test_tensorflow_knob_checks_catch_a_knob_that_did_not_apply(change, message):
     from knobs.environment import KnobNotApplied
-    from knobs.hourglass.tf_runner import check
+    from knobs.benchmarks.hourglass.tf_runner import check
 
     knobs = hourglass.parse_tf_variant("session-feed_dict-fused-NHWC")
     check(knobs, GOOD)  # the positive case
@@ -188,7 +188,7 @@ def test_tensorflow_knob_checks_catch_a_knob_that_did_not_apply(change, message)
 
 def test_gpu_input_must_be_on_the_gpu():
     from knobs.environment import KnobNotApplied
-    from knobs.hourglass.tf_runner import check
+    from knobs.benchmarks.hourglass.tf_runner import check
 
     knobs = hourglass.parse_tf_variant("function-prefetch-fused-NHWC")
     evidence = {**GOOD, "feeds_per_call": 0, "args_per_call": ["EagerTensor"] * 2,
@@ -205,7 +205,7 @@ def test_gpu_trace_counts_kernels_once_under_the_op_that_launched_them(tf, tmp_p
     are then left out, so nothing is counted twice."""
     from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
-    from knobs.hourglass.tf_runner import xplane_to_chrome
+    from knobs.benchmarks.hourglass.tf_runner import xplane_to_chrome
 
     space = xplane_pb2.XSpace()
     host = space.planes.add(name="/host:CPU")
@@ -231,7 +231,7 @@ def test_gpu_trace_counts_kernels_once_under_the_op_that_launched_them(tf, tmp_p
 
 def test_function_input_check():
     from knobs.environment import KnobNotApplied
-    from knobs.hourglass.tf_runner import check
+    from knobs.benchmarks.hourglass.tf_runner import check
 
     knobs = hourglass.parse_tf_variant("function-resident-fused-NHWC")
     evidence = {**GOOD, "feeds_per_call": 0, "args_per_call": ["EagerTensor"] * 2,

@@ -8,15 +8,14 @@ import subprocess
 import pandas as pd
 import yaml
 
-from conftest import PYTHON, REPO, SCRIPTS, TINY, load_yaml
+from conftest import PYTHON, SCRIPTS, TINY, load_yaml
 from knobs import experiments
 from knobs.config_check import fill_defaults
 
-SCHEMA = REPO / "config" / "schema.yaml"
 
 
 def tiny(**extra):
-    return fill_defaults({**load_yaml(TINY), **extra}, SCHEMA)
+    return fill_defaults({**load_yaml(TINY), **extra})
 
 
 def test_more_reps_adds_processes_to_the_named_configuration_only():

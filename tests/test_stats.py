@@ -334,7 +334,7 @@ def test_a_verdict_that_may_hide_a_kind_of_process_waits_for_enough_processes(co
     from knobs import verdicts
 
     table = verdicts.build(summary.reset_index().assign(experiment="x"), {},
-                           {"x": {"labels": ["environment"], "case": "batch"}}, [], 0.05)
+                           {"x": {"labels": ["environment"], "case": "batch"}}, {}, 0.05)
     row = table[(table["label"] == "thp") & (table["case"] == 2)].iloc[0]
     assert row["withheld_for_kinds"] == few
     assert row["processes_to_resolve"] == (stats.UNSEEN_KIND_PROCESSES if few else 0)

@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 
 from conftest import REPO
-from knobs.tables import copy_columns, fault_model, rows
+from knobs.benchmarks.copy.model import copy_columns, fault_model
+from knobs.tables import rows
 
 MIB = 1 << 20
 

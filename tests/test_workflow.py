@@ -1,13 +1,9 @@
 """The tiny end-to-end run: two frameworks, environments, batches -> table, figure, report."""
 
-import concurrent.futures
-import re
-import shutil
-
 import pandas as pd
 import pytest
 
-from conftest import PAPER_RULES, REPO, SNAKEMAKE, TINY, dry_run, load_yaml, snakemake, write_config
+from conftest import REPO, SNAKEMAKE, TINY, dry_run, load_yaml, snakemake, write_config
 
 
 @pytest.fixture(scope="module")
@@ -121,98 +117,6 @@ def test_rerunning_one_configuration_touches_only_its_files_and_what_is_built_fr
     assert copy_table.stat().st_mtime_ns > before[copy_table]
     assert copy_figure.stat().st_mtime_ns > before[copy_figure]
     assert hourglass_table.stat().st_mtime_ns == before[hourglass_table]  # other runs only
-
-
-FRAMEWORKS = ["tensorflow", "torch", "theano", "pytensor", "numba"]
-
-
-def test_paper_figures_rebuild_from_shipped_results_without_any_benchmark(tmp_path):
-    """`make paper`'s command on a copy of results/paper (and of the GPU runs in it): only
-    table, summary and figure rules run, no framework can even be imported, and the README's result blocks (the GPU's too) are what they say."""
-    shutil.copytree(REPO / "results/paper", tmp_path / "results/paper",
-                    ignore=shutil.ignore_patterns("tables", "figures", "config_used.yaml",
-                                                  "report.html", "traces"))
-    poison = tmp_path / "poison"
-    poison.mkdir()
-    for name in FRAMEWORKS:
-        (poison / f"{name}.py").write_text(f"raise ImportError('{name} imported')\n")
-    runs = list((tmp_path / "results/paper/runs").rglob("*.json"))
-    mtimes = {p: p.stat().st_mtime_ns for p in runs}
-    rules = PAPER_RULES
-    import os
-    import subprocess
-
-    env = {**os.environ, "PYTHONPATH": str(poison)}
-    # the CPU reference, the GPU run and its second session, glibc's store path (and on the
-    # node), the layout's kinds of process (three times), the reference's misses measured again,
-    # PyTorch's copy kernel (twice, and twice on an Intel Xeon), numpy's copy into aligned
-    # memory (four times)
-    copies_alone = ("results/paper/memcpy_nt", "results/paper/memcpy_nt/node",
-                    "results/paper/layout", "results/paper/layout/second",
-                    "results/paper/layout/mapped",
-                    "results/paper/fault_in_copy", "results/paper/torch_copy",
-                    "results/paper/torch_copy/second", "results/paper/torch_copy/xeon",
-                    "results/paper/torch_copy/xeon/second",
-                    "results/paper/aligned", "results/paper/aligned/second",
-                    "results/paper/aligned/chunked", "results/paper/aligned/chunked_second")
-    # and a fault inside a copy on each store path, inside a `rep movsb` copy or just before
-    # it, inside a non-temporal copy or just before it (each twice, and twice on an Intel
-    # Xeon), just before each copy or all before them (twice, on the Xeon): the fault probe
-    # alone; and copies into targets written in turn (twice, on the Xeon)
-    benchmarks_alone = ("results/paper/store_path_faults", "results/paper/store_path_faults/second",
-                        "results/paper/erms_split", "results/paper/erms_split/second",
-                        "results/paper/erms_split/xeon", "results/paper/erms_split/xeon/second",
-                        "results/paper/nt_split", "results/paper/nt_split/second",
-                        "results/paper/nt_split/xeon", "results/paper/nt_split/xeon/second",
-                        "results/paper/zeroed_lines", "results/paper/zeroed_lines/second",
-                        "results/paper/rotating_copies", "results/paper/rotating_copies/second")
-    # and glibc's memcpy as `rep movsb` (twice, and twice on an Intel Xeon) and each copy's
-    # faults inside its own store path (twice, on the Xeon): the copy step beside the probe
-    # as a benchmark
-    copies_and_benchmarks = ("results/paper/memcpy_erms", "results/paper/memcpy_erms/second",
-                             "results/paper/memcpy_erms/xeon",
-                             "results/paper/memcpy_erms/xeon/second",
-                             "results/paper/own_store_path", "results/paper/own_store_path/second")
-    def rebuild(result_set):
-        # --nolock: two sets at a time in one directory, their outputs disjoint
-        return subprocess.run(
-            [str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path),
-             "--configfile", str(tmp_path / result_set / "config.yaml"), "--cores", "1",
-             "--nolock", "--allowed-rules", *rules],
-            capture_output=True, text=True, env=env, cwd=tmp_path)
-
-    result_sets = ("results/paper", "results/paper/gpu", "results/paper/gpu/second",
-                   *copies_alone, *benchmarks_alone, *copies_and_benchmarks)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        rebuilt = dict(zip(result_sets, pool.map(rebuild, result_sets)))
-    for result_set, done in rebuilt.items():
-        assert done.returncode == 0, result_set + done.stdout[-3000:] + done.stderr[-3000:]
-        log = done.stdout + done.stderr
-        ran = set(re.findall(r"rule (\w+):", log))
-        assert ran and ran <= set(rules), ran
-        cpu_copies = result_set not in ("results/paper/gpu", "results/paper/gpu/second",
-                                        "results/paper/memcpy_nt/node")  # and a probe
-        model = ["copy_model"] if cpu_copies else []
-        own = list(load_yaml(tmp_path / result_set / "config.yaml").get("benchmarks", {}))
-        copies = [] if result_set in benchmarks_alone else ["copy_step", *model]
-        hourglass = ([] if own or result_set in copies_alone else
-                     ["hourglass_ladder", "hourglass_ops", "hourglass_why", "hourglass_gap"])
-        for figure in [*copies, *hourglass, *own]:
-            assert (tmp_path / result_set / f"figures/{figure}.png").stat().st_size > 20_000
-    assert all(p.stat().st_mtime_ns == t for p, t in mtimes.items())
-    # the two GPU sessions' comparison is what their rebuilt tables give
-    gpu = tmp_path / "results/paper/gpu"
-    compared = subprocess.run([str(SNAKEMAKE.parent / "python"), str(REPO / "scripts/compare.py"),
-                               str(gpu), str(gpu / "second"), "--out", str(tmp_path / "aa")],
-                              capture_output=True, text=True)
-    assert compared.returncode == 0, compared.stderr
-    for name in ("comparison.csv", "verdicts.csv"):
-        assert (tmp_path / "aa" / name).read_text() == (gpu / "aa" / name).read_text(), name
-    # the README's result blocks are what these rebuilt tables say
-    readme = subprocess.run([str(SNAKEMAKE.parent / "python"), str(REPO / "scripts/readme_results.py"),
-                             "--check", "--set", str(tmp_path / "results/paper")],
-                            capture_output=True, text=True)
-    assert readme.returncode == 0, readme.stderr
 
 
 @pytest.mark.skipif(bool(__import__("knobs.machine").machine.gpus()),

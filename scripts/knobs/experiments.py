@@ -5,27 +5,25 @@ node without Snakemake.
 
 An experiment is a benchmark module (knobs/benchmarks/) run over configurations: each
 configuration is one benchmark, its params, an environment and a device, measured in `reps`
-fresh processes. The built-in experiments (`copy`, `hourglass` and its `peak`) and a user's
-(`benchmarks.<name>` in the config) differ only in how their config section lists
-configurations. Plain Python (no framework, no Snakemake); `config` is validated, defaults
-filled in.
+fresh processes. A section under `benchmarks:` is a grid of params, environments and devices;
+a benchmark that owns a section of its own (`copy:`, `hourglass:`) says how that section
+expands (its `experiments(config)`). Plain Python (no framework, no Snakemake); `config` is
+validated, defaults filled in.
 """
 
 import itertools
 import json
-import math
 import random
 import shlex
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from knobs import frameworks
-from knobs.hourglass import plan as hourglass_plan
+from knobs import benchmarks, runtimes
 
 SCRIPTS = Path(__file__).resolve().parent.parent
 RUN_BENCHMARK = SCRIPTS / "run_benchmark.py"
 TWIN = ".twin"  # the A/A twin of a baseline configuration: glibc.twin runs glibc again
-COPY_ORDER = {"shuffled": "shuffled", "ascending": "given", "descending": "reversed"}
+GRID_FIGURE = (SCRIPTS.parent / "report" / "grid_figure.rst").read_text()  # its caption
 
 
 @dataclass(frozen=True)
@@ -87,6 +85,13 @@ class Experiment:
     module: str = None  # a user's benchmark file: its runs rerun when it changes
     sizes: tuple = ()  # table columns that must match too for two samples to be comparable
     reference: bool = False  # a measurement other tables use (a peak, a fault's cost): no verdicts
+    plugin: str = None  # the benchmark module whose table_columns and draw apply (None: generic)
+    settings: dict = field(default_factory=dict)  # what those hooks need of the config
+    figures: dict = field(default_factory=dict)  # {figure name: its caption (reStructuredText)}
+    table_caption: str = None  # what its table holds beyond every table's columns
+    # pairs whose ratio gets a verdict beyond `vs baseline`: [{kind, label, configuration,
+    # reference}], configuration and reference each {column: value} of some of its labels
+    comparisons: list = field(default_factory=list)
 
     def keys(self):
         """The table columns that name one measured thing: a configuration's case."""
@@ -99,103 +104,31 @@ def results_dir(config):
 
 
 # ---- Each experiment's configurations -------------------------------------------------------
-def _copy(config):
-    copy = config["copy"]
-    acts_on = lambda e: config["environments"][e].get("frameworks", copy["frameworks"])
-    devices = lambda f: [d for d in copy["devices"] if d in frameworks.devices(f)]
-    grid = [(f, e, d, i) for f in copy["frameworks"] for e in copy["environments"]
-            if f in acts_on(e) for d in devices(f) for i in copy["inputs"]]
-    limits = [(f, e, d, i) for f in copy["limit"]["frameworks"]
-              for e in copy["limit"]["environments"] for d in devices(f) for i in copy["inputs"]]
-
-    def configuration(framework, environment, device, input_kind):
-        spec = frameworks.FRAMEWORKS[framework]
-        return Configuration(
-            "copy", (("framework", framework), ("environment", environment), ("device", device),
-                     ("input", input_kind)), "copy",
-            {"framework": framework, "batches": copy["batches"], "image": copy["image"],
-             "input": input_kind},
-            environment, device, spec.runtime, copy["reps"], copy["warmup"], copy["calls"],
-            copy["threads"], COPY_ORDER[copy["order"]], needs=spec.needs(),
-            gpu_library=spec.gpu_library if device == "gpu" else None)
-
-    measured = [configuration(*c) for c in sorted(set(grid))]
-    measured += twins(config, measured, copy["baseline"])
-    measured += [configuration(*c) for c in sorted(set(limits) - set(grid))]
-    baseline_environment = copy["baseline"].get("environment", "glibc")
-    # One evidence file per framework, a section per device (built on the GPU where it runs).
-    evidence = [Evidence("copy", f, configuration(f, baseline_environment, devices(f)[-1], "random"),
-                         tuple(devices(f)))
-                for f in copy["frameworks"] if frameworks.FRAMEWORKS[f].graph and devices(f)]
-    return Experiment("copy", "batch", copy["baseline"], measured, evidence, needs=("faults",),
-                      sizes=("bytes",))
-
-
-def _faults(config):
-    """What a page fault costs here, measured in the same rounds as the copies it explains."""
-    copy = config["copy"]
-    image_bytes = 4 * math.prod(copy["image"])  # float32
-    sizes = [batch * image_bytes for batch in sorted(set(copy["batches"]))]  # each output's
-    measured = [Configuration("faults", (("device", "cpu"),), "faults", {"sizes": sizes},
-                              copy["baseline"].get("environment", "glibc"), "cpu", "numpy",
-                              copy["reps"], 2, 10, needs=("numpy",))]
-    return Experiment("faults", "case", {}, measured, sizes=("bytes",), reference=True)
-
-
-def _hourglass(config):
-    hourglass = config["hourglass"]
-    size = {key: hourglass[key] for key in ("stacks", "resolution", "batch", "features", "joints",
-                                            "threads", "inter_op_threads")}
-    measured = [
-        Configuration(
-            "hourglass", (("framework", entry["framework"]), ("variant", entry["variant"]),
-                          ("environment", entry["environment"]), ("device", device)),
-            "hourglass", {"framework": entry["framework"], "variant": entry["variant"], **size},
-            entry["environment"], device, entry["framework"], hourglass["reps"],
-            hourglass["warmup"], hourglass["steps"], hourglass["threads"], hourglass["order"],
-            trace=True,
-            needs=(entry["framework"],),
-            gpu_library=entry["framework"] if device == "gpu" else None)
-        for entry in hourglass_plan.full_plan(hourglass) for device in hourglass["devices"]]
-    measured += twins(config, measured, hourglass["baseline"])
-    return Experiment("hourglass", "phase", hourglass["baseline"], measured, needs=("peak",),
-                      sizes=("stacks", "resolution", "batch", "features", "joints"))
-
-
-def _peak(config):
-    """The matmul peak the hourglass is compared with, measured in the same run."""
-    hourglass = config["hourglass"]
-    measured = [
-        Configuration("peak", (("device", device),), "peak", {"threads": hourglass["threads"]},
-                      "glibc", device, "torch", hourglass["reps"], 3, 10, hourglass["threads"],
-                      needs=("torch",), gpu_library="torch" if device == "gpu" else None)
-        for device in hourglass["devices"]]
-    return Experiment("peak", "case", {}, measured, sizes=("n",), reference=True)
-
-
-def _user(config, name):
-    """A user's benchmark: its module under every environment, on every device, for every
-    combination of `grid`."""
+def grid_experiment(config, name):
+    """A section under `benchmarks:`: its module under every environment, on every device, for
+    every combination of `grid`."""
     section = config["benchmarks"][name]
     grid = section.get("grid", {})
     baseline = section["baseline"]
     baseline = baseline if isinstance(baseline, dict) else {"environment": baseline}
     runtime = section["runtime"]
+    on_gpu = runtime in runtimes.GPU_LIBRARIES
     measured = [
         Configuration(
             name, (*zip(grid, values), ("environment", environment), ("device", device)),
             section["module"], {**section.get("params", {}), **dict(zip(grid, values))},
             environment, device, runtime, section["reps"], section["warmup"],
             section["samples"], section["threads"], section["order"], section["trace"],
-            needs=(runtime,) if runtime in ("torch", "tensorflow") else (),
-            gpu_library=runtime if device == "gpu" and runtime in ("torch", "tensorflow")
-            else None)
+            needs=(runtime,) if on_gpu else (),
+            gpu_library=runtime if device == "gpu" and on_gpu else None)
         for values in itertools.product(*grid.values())
         for environment in section["environments"] for device in section["devices"]]
     measured += twins(config, measured, baseline)
     sizes = tuple(k for k, v in section.get("params", {}).items()
                   if isinstance(v, (str, int, float, bool)))
-    return Experiment(name, "case", baseline, measured, module=section["module"], sizes=sizes)
+    return Experiment(name, "case", baseline, measured,
+                      module=section["module"] if benchmarks.is_path(section["module"]) else None,
+                      sizes=sizes, figures={name: GRID_FIGURE})
 
 
 def twins(config, measured, baseline):
@@ -215,16 +148,14 @@ def twins(config, measured, baseline):
 
 
 def experiments(config):
-    """{name: Experiment} of everything the config asks for, in a fixed order."""
+    """{name: Experiment} of everything the config asks for, in a fixed order: each section a
+    benchmark owns (by name), then the sections under `benchmarks:`."""
     found = {}
-    if "copy" in config:
-        found["copy"] = _copy(config)
-        found["faults"] = _faults(config)
-    if "hourglass" in config:
-        found["hourglass"] = _hourglass(config)
-        found["peak"] = _peak(config)
+    for section, module in benchmarks.sections().items():
+        if section in config:
+            found.update((x.name, x) for x in module.experiments(config))
     for name in config.get("benchmarks", {}):
-        found[name] = _user(config, name)
+        found[name] = grid_experiment(config, name)
     more = config.get("more_reps", {})
     for experiment in found.values():  # more processes for some (scripts/resolve.py)
         experiment.configurations = [

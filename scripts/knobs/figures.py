@@ -17,3 +17,63 @@ def span(values, form="{}"):
     end written by `form` ('{:+.0%}')."""
     low, high = form.format(min(values)), form.format(max(values))
     return low if low == high else f"{low} to {high}"
+
+
+def wrapped(title, fig, fontsize=10):
+    """`title` broken into lines the figure's width holds, so that no word is cut off at its
+    edges (about 11 characters per inch at 10 points)."""
+    import textwrap
+
+    width = max(20, int(fig.get_figwidth() * 110 / fontsize))
+    return "\n".join(textwrap.fill(line, width) for line in title.split("\n"))
+
+
+VERDICT_COLOUR = {"faster": "tab:blue", "slower": "tab:red", "no effect": "0.35",
+                  "inconclusive": "tab:orange", "reference": "black"}
+PANELS_PER_ROW = 4  # a benchmark of many cases wraps into rows
+
+
+def grid(name, inputs, labels, png, svg):
+    """The generic figure of an experiment (a section under `benchmarks:`): each
+    configuration's median step time as a ratio to the baseline, with its interval over
+    processes, the A/A noise floor shaded, one panel per case and device (four to a row)."""
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    table = pd.read_csv(inputs["table"], low_memory=False)
+    summary = pd.read_csv(inputs["summary"], low_memory=False)
+    summary = summary[summary["experiment"] == name].dropna(axis=1, how="all")
+    panels = list(summary.groupby(["case", "device"]))
+    height = 0.4 * summary.groupby(["case", "device"]).size().max() + 1.8
+    columns = min(len(panels), PANELS_PER_ROW)
+    rows = -(-len(panels) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(6.5 * columns, height * rows),
+                             squeeze=False)
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    for ax, ((case, device), part) in zip(axes.flat, panels):
+        part = part.reset_index(drop=True)
+        for y, row in part.iterrows():
+            ax.errorbar(row["ratio"], y, xerr=[[row["ratio"] - row["ratio_low"]],
+                                               [row["ratio_high"] - row["ratio"]]],
+                        fmt="o", capsize=3, color=VERDICT_COLOUR[row["verdict"]])
+            ax.text(row["ratio_high"], y, f"  {row['ratio']:.2f}x ({1e3 * row['median']:.3g} ms)",
+                    va="center", fontsize=8)
+        floor = part["noise_floor"].max()
+        ax.axvspan(1 / (1 + floor), 1 + floor, color="0.88", zorder=0)
+        ax.axvline(1, color="0.3", lw=1)
+        ax.set_yticks(range(len(part)), [" ".join(str(row[c]) for c in labels if c != "device")
+                                         for _, row in part.iterrows()], fontsize=8)
+        ax.invert_yaxis()
+        ax.set_title(f"case {case} on {device}", fontsize=10)
+        ax.set_xlabel(f"time / baseline ({part['baseline'].iloc[0]}); grey: +-{floor:.1%}")
+        ax.set_xlim(right=ax.get_xlim()[1] * 1.3)  # room for the text right of each point
+    first = table.iloc[0]
+    title = (f"{name}: {first['cpu']}, {int(first['cores'])} cores; "
+             f"{span(summary['processes'].astype(int))} processes per configuration\n"
+             "95% interval over processes (blue faster, red slower, grey no effect, orange "
+             "inconclusive); the grey band is what an effect must clear (threshold or A/A)")
+    text = wrapped(title, fig)
+    fig.suptitle(text, fontsize=10)
+    lines = text.count("\n") + 1
+    save(fig, png, svg, rect=(0, 0, 1, 1 - (0.2 * lines + 0.2) / fig.get_figheight()))

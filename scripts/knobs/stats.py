@@ -58,6 +58,8 @@ def resampled_medians(processes, resamples=RESAMPLES, rng=None, chosen=None):
     picks = np.floor(rng.random((resamples, len(counts), width))
                      * counts[chosen][..., None]).astype(int)
     values = data[chosen[..., None], picks]
+    if (counts == width).all():  # no padding: the plain median (nanmedian's, many times faster)
+        return np.median(values.reshape(resamples, -1), axis=1)
     values[np.arange(width) >= counts[chosen][..., None]] = np.nan  # a process's own count
     return np.nanmedian(values.reshape(resamples, -1), axis=1)
 

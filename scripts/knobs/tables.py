@@ -1,15 +1,12 @@
 """Result files -> tidy tables, one row per timed sample: the configuration's columns, the
 case, the sample's time and counters, how its knobs were proven, what the machine did
-meanwhile, the versions and the machine. Every experiment's table is built the same way; an
-experiment may add columns of its own (COLUMNS below: the copy limit, the hourglass's
-labels and its share of the matmul peak). pandas only: no framework is imported.
+meanwhile, the versions and the machine. Every experiment's table is built the same way; its
+benchmark may add columns of its own (its `table_columns` hook). pandas only: no framework is
+imported.
 """
 
-import numpy as np
 import pandas as pd
 
-from knobs.hourglass import TF_KNOBS, parse_tf_variant, peak_precision, precision_of
-from knobs.experiments import TWIN
 from knobs.machine import gpu_text, kind
 
 
@@ -110,125 +107,6 @@ def tidy(runs, case_column):
     return table[first + [c for c in table.columns if c not in first]]
 
 
-# ---- Columns of the built-in experiments ----------------------------------------------------
-def copy_columns(table, settings, tables):
-    """GB/s, and the copy limit per size: the fastest median among the reference copies (into
-    a buffer already faulted in; a fresh copy), measured in the row's own environment where
-    the limit ran in it (an environment may change the copy itself: glibc's store path), else
-    in the first of the limit's environments."""
-    table["batch"] = table["batch"].astype(int)
-    table["gbps"] = table["bytes"] / table["seconds"] / 1e9
-    limit = settings["limit"]
-    reference = table[table["framework"].isin(limit["frameworks"])
-                      & table["environment"].isin(limit["environments"])]
-    size = ["host", "device", "input", "batch"]
-    medians = (reference.groupby([*size, "framework", "environment"])
-               ["seconds"].median().reset_index())
-    nbytes = dict(zip(table["batch"], table["bytes"]))
-
-    def fastest(by):
-        best = medians.loc[medians.groupby(by)["seconds"].idxmin()]
-        return best.assign(
-            limit_gbps=lambda d: d["batch"].map(nbytes) / d["seconds"] / 1e9,
-            limit_source=lambda d: d["framework"] + "/" + d["environment"])[
-                [*by, "limit_gbps", "limit_source"]]
-
-    by_environment = fastest([*size, "environment"])
-    own = table[size + ["environment"]].merge(by_environment, how="left")
-    baseline = table[size].merge(by_environment[by_environment["environment"]
-                                                == limit["environments"][0]], how="left")
-    for column in ("limit_gbps", "limit_source"):
-        table[column] = own[column].fillna(baseline[column]).to_numpy()
-    table = fault_model(table, tables.get("faults"))
-    first = ["experiment", "framework", "environment", "device", "batch", "input", "rep",
-             "sample", "seconds", "minor_faults", "bytes", "gbps", "limit_gbps"]
-    table = table[first + [c for c in table.columns if c not in first]]
-    return table.sort_values(["framework", "environment", "batch", "input", "rep", "sample"])
-
-
-HUGE_PAGE = 2 << 20
-SMALL_PAGE = 4096
-
-
-def probe_kind(faults_table):
-    """Each fault-probe row's kind: `4k`, `2m`, `copy4k`, `warm4k`, ... (its case less its size)."""
-    return faults_table["case"].astype(str).str.split("-").str[0].rename("page")
-
-
-def copies_as_the_probe(environments):
-    """The environments whose copies take glibc's default store path, as the fault probe's
-    copies do (no GLIBC_TUNABLES): where its cost of a fault inside a copy applies."""
-    return {name for name, spec in environments.items()
-            if "GLIBC_TUNABLES" not in (spec or {}).get("env", {})}
-
-
-def fault_costs(faults_table):
-    """Seconds per fault per host, page kind and region size (`bytes`): for "4k" and "2m" (a
-    page touched), the median over the fault probe's samples of time / faults; for "copy4k" and
-    "copy2m" (pages faulted in by a copy), the median copy into fresh pages less the median
-    copy into pages of the same kind faulted in before (`warm4k`, `warm2m`), per fault."""
-    ok = faults_table[faults_table["seconds"].notna()]
-    page = probe_kind(ok)
-    keys = [ok["host"], page, ok["bytes"]]
-    touched = ok[page.isin(["4k", "2m"]) & (ok["minor_faults"] > 0)]
-    per_fault = touched["seconds"] / touched["minor_faults"]
-    costs = per_fault.groupby([k[touched.index] for k in keys]).median().rename("cost")
-    medians = ok.groupby(keys)[["seconds", "minor_faults"]].median()
-    kinds = set(page)
-    for kind in sorted(k for k in ("copy4k", "copy2m") if {k, "warm" + k[4:]} <= kinds):
-        fresh, warm = (medians.xs(k, level="page") for k in (kind, "warm" + kind[4:]))
-        in_copy = (fresh["seconds"] - warm["seconds"]) / fresh["minor_faults"]
-        in_copy = in_copy[np.isfinite(in_copy)]
-        in_copy.index = pd.MultiIndex.from_tuples(
-            [(host, kind, nbytes) for host, nbytes in in_copy.index], names=costs.index.names)
-        costs = pd.concat([costs, in_copy.rename("cost")])
-    return costs.reset_index()
-
-
-def cost_at(costs, host, page, nbytes):
-    """What a fault costs in a region of `nbytes`: the probe's cost at that size, interpolated
-    between the sizes it measured (in log size), the nearest one beyond them; NaN unprobed."""
-    probed = costs[(costs["host"] == host) & (costs["page"] == page)].sort_values("bytes")
-    if probed.empty:
-        return np.nan
-    return float(np.interp(np.log(nbytes), np.log(probed["bytes"]), probed["cost"]))
-
-
-def fault_model(table, faults_table):
-    """The copy step's model of a call on the CPU: the copy limit for its size, plus its page
-    faults at what a fault costs here in a region of that size. A call that faults at all
-    faults in its whole output (a fresh mapping): `huge` of its faults are 2 MiB pages, the
-    rest 4 KiB, such that they cover its bytes. Without a fault probe the model is left out.
-    `predicted_in_copy_seconds`: the same with each fault at what it costs inside a copy
-    (where the probe measured that)."""
-    if faults_table is None or faults_table.empty:
-        return table
-    costs = fault_costs(faults_table)
-    pages = ("4k", "2m", "copy4k", "copy2m")
-    at = {(host, nbytes): [cost_at(costs, host, page, nbytes) for page in pages]
-          for host, nbytes in set(zip(table["host"], table["bytes"]))}
-    pairs = list(zip(table["host"], table["bytes"]))
-    small_cost, huge_cost, small_in_copy, huge_in_copy = (
-        pd.Series([at[p][i] for p in pairs], index=table.index) for i in range(len(pages)))
-    faults = table["minor_faults"].astype(float)
-    huge = ((table["bytes"] - faults * SMALL_PAGE) / (HUGE_PAGE - SMALL_PAGE)).clip(lower=0)
-    huge = huge.where(faults > 0, 0).clip(upper=faults).where(huge_cost.notna(), 0)
-    table["fault_cost_4k"], table["fault_cost_2m"] = small_cost, huge_cost
-    table["limit_seconds"] = table["bytes"] / table["limit_gbps"] / 1e9
-    table["fault_seconds"] = (faults - huge) * small_cost + huge * huge_cost.fillna(0)
-    table["predicted_seconds"] = (table["limit_seconds"] + table["fault_seconds"]).where(
-        table["device"] == "cpu")
-    table["fault_cost_4k_in_copy"], table["fault_cost_2m_in_copy"] = small_in_copy, huge_in_copy
-    if small_in_copy.isna().all() and huge_in_copy.isna().all():
-        return table  # the probe did not copy into fresh pages
-    # each page kind at its cost inside a copy: NaN where faults of a kind were not probed so
-    small_seconds = ((faults - huge) * small_in_copy).where(faults - huge > 0, 0)
-    huge_seconds = (huge * huge_in_copy).where(huge > 0, 0)
-    table["predicted_in_copy_seconds"] = (
-        table["limit_seconds"] + small_seconds + huge_seconds).where(table["device"] == "cpu")
-    return table
-
-
 def ops_by_category(ops, by=("configuration",)):
     """Seconds per op category of each traced step, the mean over processes (a process whose
     trace has no op of a category counts zero for it): one row per `by`, one column per
@@ -237,65 +115,10 @@ def ops_by_category(ops, by=("configuration",)):
     return per_process.groupby(list(by)).mean()
 
 
-def _peaks(peak_table):
-    """The best GFLOP/s per (host, device, precision) of the matmul peak's runs."""
-    peak = peak_table[peak_table["seconds"].notna()]
-    gflops = peak["flops"] / peak["seconds"] / 1e9
-    return gflops.groupby([peak["host"], peak["device"], peak["precision"]]).max().to_dict()
-
-
-def hourglass_columns(table, settings, tables):
-    """Each configuration's label and figure position (from the plan; one block per device
-    where there are several), its knobs, and its FLOP/s against the peak of its precision."""
-    plan = {(p["framework"], p["variant"], p["environment"]): p for p in settings["plan"]}
-    devices = settings["devices"]
-    peaks = _peaks(tables["peak"])
-
-    def label(row):
-        environment = row["environment"].removesuffix(TWIN)
-        entry = plan[(row["framework"], row["variant"], environment)]
-        text = entry["label"] + (" (A/A twin)" if row["environment"].endswith(TWIN) else "")
-        rung = entry["rung"] + (len(plan) if row["environment"].endswith(TWIN) else 0)
-        if len(devices) == 1:
-            return text, rung
-        return f"[{row['device']}] {text}", devices.index(row["device"]) * 2 * len(plan) + rung
-
-    configs = table.drop_duplicates("configuration").set_index("configuration")
-    placed = {c: label(row) for c, row in configs.iterrows()}
-    table["label"] = table["configuration"].map(lambda c: placed[c][0])
-    table["rung"] = table["configuration"].map(lambda c: placed[c][1])
-    knobs = {c: (parse_tf_variant(row["variant"]) if row["framework"] == "tensorflow"
-                 else dict.fromkeys(TF_KNOBS)) for c, row in configs.iterrows()}
-    for key in TF_KNOBS:
-        table[key] = table["configuration"].map(lambda c: knobs[c][key])
-    table["precision"] = [precision_of(f, v) for f, v in zip(table["framework"], table["variant"])]
-    measured = {}
-    for (host, device, precision), gflops in peaks.items():
-        measured.setdefault((host, device), {})[precision] = gflops
-    table["peak_precision"] = [
-        peak_precision(p, d, measured.get((h, d), {}))
-        for p, d, h in zip(table["precision"], table["device"], table["host"])]
-    table["peak_gflops"] = [measured.get((h, d), {}).get(p) for h, d, p in
-                            zip(table["host"], table["device"], table["peak_precision"])]
-    table = table.rename(columns={"value": "loss",
-                                  "protobuf_implementation_version": "protobuf_implementation"})
-    if "flops" in table:
-        table["gflops"] = table["flops"] / table["seconds"] / 1e9
-        table["fraction_of_peak"] = table["gflops"] / table["peak_gflops"]
-    return table.sort_values(["rung", "phase", "rep", "sample"])
-
-
-def peak_columns(table, settings, tables):
-    table["gflops"] = table["flops"] / table["seconds"] / 1e9
-    return table
-
-
-COLUMNS = {"copy": copy_columns, "hourglass": hourglass_columns, "peak": peak_columns}
-
-
-def build(experiment, runs, settings, tables):
-    """The tidy table of one experiment's runs (`tables`: the tables it needs, by name)."""
+def build(runs, settings, tables, hooks=None):
+    """The tidy table of one experiment's runs (`tables`: the tables it needs, by name), with
+    the columns its benchmark's `table_columns` adds (`hooks`, where it has one)."""
     table = tidy(runs, settings["case"])
-    add = COLUMNS.get(experiment)
-    return add(table, settings, tables) if add else table.sort_values(
-        ["configuration", settings["case"], "rep", "sample"])
+    if hooks is not None and hasattr(hooks, "table_columns"):
+        return hooks.table_columns(table, settings, tables)
+    return table.sort_values(["configuration", settings["case"], "rep", "sample"])

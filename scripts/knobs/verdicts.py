@@ -5,9 +5,9 @@ for an inconclusive one, about how many processes would resolve it (`withheld_fo
 interval that resolves, from processes that may all be of one kind: knobs/stats.py).
 
 Kinds of row: `A/A` (a baseline against its twin: the noise floor itself), `vs baseline`
-(every configuration against its experiment's baseline), the hourglass's `rung` (against the
-rung before), `ablation` and `variation` (against the ladder's last rung), `torch variant`,
-`torch environment`, and `fastest` (the fastest configuration measured, per case and device).
+(every configuration against its experiment's baseline), `fastest` (the fastest configuration
+measured, per case and device), and the kinds of pair an experiment's own section names
+(Experiment.comparisons: the hourglass's `rung` against the rung before, ...).
 """
 
 import pandas as pd
@@ -38,30 +38,34 @@ def from_summary(summary, experiment, labels, case):
     return found
 
 
-def hourglass_pairs(steps, summary, comparisons, threshold):
-    """Each rung, ablation, variation and torch knob against what it is compared with."""
-    ok = steps[steps["seconds"].notna()]
-    keys = ["framework", "variant", "environment", "device", "phase"]
-    groups = {key: stats.processes_of(g) for key, g in ok.groupby(keys)}
-    orders = {key: stats.positions_of(g) for key, g in ok.groupby(keys)}
-    floors = summary[(summary["experiment"] == "hourglass")].groupby(
-        ["device", "phase"])["noise_floor"].max().to_dict()
+def pairs(experiment, table, summary, comparisons, labels, case, threshold):
+    """Each pair an experiment names (`comparisons`: a configuration and its reference, each
+    some of its label columns), at every value of its other labels and every case, paired by
+    round as the summary's ratios are."""
+    ok = table[table["seconds"].notna()]
     found = []
     for number, comparison in enumerate(comparisons):
-        for device, phase in sorted({(d, p) for *_, d, p in groups}):
-            mine = groups.get((*comparison["configuration"], device, phase))
-            theirs = groups.get((*comparison["reference"], device, phase))
+        named = list(comparison["configuration"])
+        free = [c for c in labels if c not in named] + [case]
+        keys = named + free
+        groups = {key: stats.processes_of(g) for key, g in ok.groupby(keys)}
+        orders = {key: stats.positions_of(g) for key, g in ok.groupby(keys)}
+        floor = summary[summary["experiment"] == experiment].groupby(free)["noise_floor"].max()
+        mine_named = tuple(comparison["configuration"][c] for c in named)
+        theirs_named = tuple(comparison["reference"][c] for c in named)
+        for rest in sorted({key[len(named):] for key in groups}):
+            mine, theirs = groups.get((*mine_named, *rest)), groups.get((*theirs_named, *rest))
             if mine is None or theirs is None:
                 continue
-            strata = orders.get((*comparison["configuration"], device, phase))
+            strata = orders.get((*mine_named, *rest))
             ratio, low, high = stats.ratio_interval(mine, theirs, seed=number, strata=strata)
-            width = floors.get((device, phase), threshold)
-            found.append({"experiment": "hourglass", "kind": comparison["kind"],
+            width = floor.get(rest if len(free) > 1 else rest[0], threshold)
+            found.append({"experiment": experiment, "kind": comparison["kind"],
                           "label": comparison["label"],
-                          "configuration": "/".join((*comparison["configuration"], device)),
-                          "reference": "/".join((*comparison["reference"], device)),
-                          "case": phase, "ratio": ratio, "ratio_low": low, "ratio_high": high,
-                          "noise_floor": width,
+                          "configuration": "/".join(map(str, (*mine_named, *rest[:-1]))),
+                          "reference": "/".join(map(str, (*theirs_named, *rest[:-1]))),
+                          "case": rest[-1], "ratio": ratio, "ratio_low": low,
+                          "ratio_high": high, "noise_floor": width,
                           "verdict": stats.verdict(low, high, width, threshold),
                           "median": float(pd.Series([s for p in mine.values() for s in p]).median()),
                           "processes": len(mine)})
@@ -94,16 +98,19 @@ def _to_resolve(row, threshold):
 
 
 def build(summary, tables, settings, comparisons, threshold):
-    """verdicts.csv: every experiment's rows (`settings`: {experiment: {labels, case}})."""
+    """verdicts.csv: every experiment's rows (`settings`: {experiment: {labels, case}};
+    `comparisons`: {experiment: the pairs its section names})."""
     found = []
+    kinds = ["A/A", "fastest"]
     for experiment, setting in settings.items():
         found += from_summary(summary, experiment, setting["labels"], setting["case"])
         found += fastest(summary, experiment, setting["labels"], setting["case"])
-        if experiment == "hourglass":
-            found += hourglass_pairs(tables["hourglass"], summary, comparisons, threshold)
-    order = {kind: i for i, kind in enumerate(
-        ["A/A", "fastest", "rung", "ablation", "variation", "torch variant",
-         "torch environment", "vs baseline"])}
+        named = comparisons.get(experiment, [])
+        if named:
+            found += pairs(experiment, tables[experiment], summary, named, setting["labels"],
+                           setting["case"], threshold)
+        kinds += [c["kind"] for c in named if c["kind"] not in kinds]
+    order = {kind: i for i, kind in enumerate([*kinds, "vs baseline"])}
     table = pd.DataFrame(found)
     if "withheld_for_kinds" not in table:
         table["withheld_for_kinds"] = False

@@ -64,3 +64,9 @@ class Benchmark:
 
     def versions(self):
         return {"torch": self.torch.__version__}
+
+
+def table_columns(table, settings, tables):
+    """Each matmul's GFLOP/s."""
+    table["gflops"] = table["flops"] / table["seconds"] / 1e9
+    return table

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Rebuild shipped result sets from their run files and their config.yaml: tables, figures and
+the report (`make paper`). Only the rules that aggregate may run: no benchmark runs, no
+framework is imported.
+
+    paper.py                     the reference run and the GPU run (what the README shows)
+    paper.py --study NAME        the sets a study reads (studies/NAME/study.yaml); all: every set
+    paper.py --tables-only       tables, summary and verdicts alone (the studies' check)
+    paper.py --root DIR          the sets under DIR instead of the repository (a copy of it)
+"""
+
+import argparse
+import concurrent.futures
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+SNAKEMAKE = Path(sys.executable).parent / "snakemake"
+DEFAULT = ["results/paper", "results/paper/gpu", "results/paper/gpu/second"]
+RULES = ["table", "ops_table", "summary_table", "verdicts_table", "report_config", "figure", "all"]
+
+
+def sets_of(study, root):
+    """The result sets to rebuild, as folders relative to `root`."""
+    if study is None:
+        return DEFAULT
+    if study == "all":
+        return sorted(str(path.parent.relative_to(root))
+                      for path in (root / "results" / "paper").rglob("config.yaml"))
+    manifest = REPO / "studies" / study / "study.yaml"
+    if not manifest.exists():
+        names = sorted(path.parent.name for path in (REPO / "studies").glob("*/study.yaml"))
+        sys.exit(f"paper.py: no study {study!r}; studies: {', '.join(names)}, all")
+    return yaml.safe_load(manifest.read_text())["sets"]
+
+
+def tables_of(config):
+    """The tables a set's config makes: each experiment's, its op table where traced, the
+    summary and the verdicts."""
+    from knobs import config_check, experiments  # beside this script
+
+    found = experiments.experiments(config_check.fill_defaults(yaml.safe_load(config.read_text())))
+    traced = [f"{name}_ops" for name, x in found.items() if any(c.trace for c in x.configurations)]
+    return [*found, *traced, "summary", "verdicts"]
+
+
+def rebuild(result_set, root, tables_only):
+    """One set, as `make paper` rebuilds it; returns the failure's text, or None."""
+    config = root / result_set / "config.yaml"
+    check = subprocess.run([sys.executable, str(REPO / "scripts" / "convert_results.py"),
+                            "--check", str(root / result_set)], capture_output=True, text=True)
+    if check.returncode:
+        return check.stdout + check.stderr
+    snakemake = [str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "--directory", str(root),
+                 "--configfile", str(config), "--cores", "1", "--nolock",
+                 "--allowed-rules", *RULES]
+    # tables alone: every table, the summary and the verdicts made again
+    targets = (["--forcerun", "summary_table", "verdicts_table", "--",
+                *(f"{result_set}/tables/{name}.csv" for name in tables_of(config))]
+               if tables_only else [])
+    steps = [snakemake + targets]
+    if not tables_only:
+        steps.append(snakemake + ["--report", f"{result_set}/report.html"])
+    for step in steps:
+        done = subprocess.run(step, capture_output=True, text=True, cwd=root)
+        if done.returncode:
+            return done.stdout[-3000:] + done.stderr[-3000:]
+    return None
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--study", help="a study's sets (studies/<name>), or all")
+    parser.add_argument("--tables-only", action="store_true")
+    parser.add_argument("--root", default=str(REPO), help="where results/paper is")
+    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                        help="sets rebuilt at once (their outputs are disjoint)")
+    args = parser.parse_args(argv)
+    root = Path(args.root).resolve()
+    sets = sets_of(args.study, root)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        failures = dict(zip(sets, pool.map(lambda s: rebuild(s, root, args.tables_only), sets)))
+    for result_set, failure in failures.items():
+        print(f"== {result_set}: {'rebuilt' if failure is None else 'FAILED'}", flush=True)
+        if failure:
+            print(failure)
+    return 1 if any(failures.values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
