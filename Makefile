@@ -1,6 +1,6 @@
 # Set up everything the workflow needs, then run it or test it.
 #   make run [CONFIG=my.yaml]   run a config (default config/config.yaml), then its report.html
-#   make test                   the test suite; make test-studies: the studies' checks
+#   make test                   the test suite; make test-docs: what the README and studies say
 # Running either a second time installs nothing and remeasures nothing.
 
 PYTHON ?= python3.11
@@ -11,7 +11,7 @@ CONFIG ?= config/config.yaml
 # Where the config writes its results (its `results:`), read once setup has made the venv.
 RESULTS = $(shell $(VENV)/bin/python -c 'import sys, yaml; print((yaml.safe_load(open(sys.argv[1])) or {}).get("results", "results"))' $(CONFIG))
 
-.PHONY: setup run test test-studies test-slurm report lint rerun resolve paper compare replicate
+.PHONY: setup run test test-docs test-slurm report lint rerun resolve paper compare replicate
 
 setup: $(VENV)/.installed .venv-theano/.installed .system-ready
 
@@ -80,12 +80,13 @@ lint: setup
 	$(SNAKEMAKE) --lint
 
 test: setup
-	$(VENV)/bin/pytest -q tests --ignore=tests/slurm --ignore=tests/studies
+	$(VENV)/bin/pytest -q tests --ignore=tests/slurm --ignore=tests/docs --ignore=tests/studies
 
-# The studies: every shipped set rebuilt from its runs (tables alone, byte for byte), every
-# generated block of the README and the findings checked, the studies' own modules tested.
-test-studies: setup
-	$(VENV)/bin/pytest -q tests/studies
+# What the README and the studies say: the README's examples run as written, every shipped
+# set rebuilds from its runs (tables alone, byte for byte), every generated number is what
+# the tables say, and the studies' own modules work.
+test-docs: setup
+	$(VENV)/bin/pytest -q tests/docs tests/studies
 
 # The Slurm test: starts a single-node Slurm here (root, Debian's slurm-wlm and munge).
 test-slurm: setup .slurm-ready

@@ -55,9 +55,9 @@ def test_resolve_asks_for_the_verdicts_processes_on_both_sides_within_the_limit(
         ("copy", "vs baseline", "x", "numpy/quoting/cpu/random", "environment=glibc", 2,
          0.5, 0.45, 0.55, 0.05, "faster", 1e-3, 1, 0),
         # a hourglass pair names its reference by path
-        ("hourglass", "rung", "+ execution=function",
-         "tensorflow/function-feed_dict-fused-NHWC/glibc/cpu",
-         "tensorflow/session-feed_dict-fused-NHWC/glibc/cpu", "train",
+        ("hourglass", "rung", "+ batch_norm=fused",
+         "tensorflow/session-feed_dict-fused-NHWC/glibc/cpu",
+         "tensorflow/session-feed_dict-unfused-NHWC/glibc/cpu", "train",
          1.03, 0.97, 1.1, 0.05, "inconclusive", 0.1, 1, 5),
     ])
     (tmp_path / "tables").mkdir()
@@ -68,8 +68,8 @@ def test_resolve_asks_for_the_verdicts_processes_on_both_sides_within_the_limit(
     assert done.returncode == 0, done.stderr
     assert yaml.safe_load(done.stdout) == {"more_reps": {
         "copy/torch/tcmalloc/cpu/random": 6, "copy/torch/glibc/cpu/random": 6,
-        "hourglass/tensorflow/function-feed_dict-fused-NHWC/glibc/cpu": 5,
-        "hourglass/tensorflow/session-feed_dict-fused-NHWC/glibc/cpu": 5}}
+        "hourglass/tensorflow/session-feed_dict-fused-NHWC/glibc/cpu": 5,
+        "hourglass/tensorflow/session-feed_dict-unfused-NHWC/glibc/cpu": 5}}
     assert "5 inconclusive verdicts; 3 would take at most 12" in done.stderr
     # what it printed is a config the workflow takes
     experiments.jobs(tiny(**yaml.safe_load(done.stdout)))

@@ -3,7 +3,8 @@ README) and as SVG (the paper)."""
 
 
 def save(fig, png, svg=None, rect=None):
-    fig.tight_layout(rect=rect)
+    if fig.get_layout_engine() is None:  # a constrained layout lays itself out
+        fig.tight_layout(rect=rect)
     fig.savefig(png, dpi=130)
     if svg:  # no date and fixed ids: a figure drawn again from the same data is the same file
         import matplotlib
@@ -44,11 +45,12 @@ def grid(name, inputs, labels, png, svg):
     summary = pd.read_csv(inputs["summary"], low_memory=False)
     summary = summary[summary["experiment"] == name].dropna(axis=1, how="all")
     panels = list(summary.groupby(["case", "device"]))
-    height = 0.4 * summary.groupby(["case", "device"]).size().max() + 1.8
+    height = 0.45 * summary.groupby(["case", "device"]).size().max() + 1.3
     columns = min(len(panels), PANELS_PER_ROW)
     rows = -(-len(panels) // columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(6.5 * columns, height * rows),
-                             squeeze=False)
+    # constrained: the title, the labels and the legend keep their room, however few panels
+    fig, axes = plt.subplots(rows, columns, figsize=(6.5 * columns, height * rows + 1.2),
+                             squeeze=False, layout="constrained")
     for ax in axes.flat[len(panels):]:
         ax.set_visible(False)
     for ax, ((case, device), part) in zip(axes.flat, panels):
@@ -64,16 +66,17 @@ def grid(name, inputs, labels, png, svg):
         ax.axvline(1, color="0.3", lw=1)
         ax.set_yticks(range(len(part)), [" ".join(str(row[c]) for c in labels if c != "device")
                                          for _, row in part.iterrows()], fontsize=8)
-        ax.invert_yaxis()
+        ax.set_ylim(len(part) - 0.5, -0.5)
         ax.set_title(f"case {case} on {device}", fontsize=10)
-        ax.set_xlabel(f"time / baseline ({part['baseline'].iloc[0]}); grey: +-{floor:.1%}")
+        ax.set_xlabel(f"time / baseline ({part['baseline'].iloc[0]}), 95% interval over "
+                      f"processes;\ngrey: what an effect must clear, +-{floor:.1%}", fontsize=9)
         ax.set_xlim(right=ax.get_xlim()[1] * 1.3)  # room for the text right of each point
     first = table.iloc[0]
-    title = (f"{name}: {first['cpu']}, {int(first['cores'])} cores; "
-             f"{span(summary['processes'].astype(int))} processes per configuration\n"
-             "95% interval over processes (blue faster, red slower, grey no effect, orange "
-             "inconclusive); the grey band is what an effect must clear (threshold or A/A)")
-    text = wrapped(title, fig)
-    fig.suptitle(text, fontsize=10)
-    lines = text.count("\n") + 1
-    save(fig, png, svg, rect=(0, 0, 1, 1 - (0.2 * lines + 0.2) / fig.get_figheight()))
+    fig.suptitle(wrapped(f"{name}: {first['cpu']}, {int(first['cores'])} cores; "
+                         f"{span(summary['processes'].astype(int))} processes per "
+                         "configuration", fig, 11), fontsize=11)
+    marks = [plt.Line2D([], [], marker="o", ls="none", color=colour)
+             for colour in VERDICT_COLOUR.values()]
+    fig.legend(marks, list(VERDICT_COLOUR), loc="outside lower center",
+               ncol=len(VERDICT_COLOUR), fontsize=8, frameon=False)
+    save(fig, png, svg)
