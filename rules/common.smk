@@ -140,10 +140,7 @@ def ops_table_inputs(wildcards):
 
 
 def table_params(wildcards):
-    """What the table script needs to know of the config: its experiment's case column, its
-    benchmark's hooks (`plugin`) and the settings they read."""
-    experiment = EXPERIMENTS[wildcards.experiment]
-    return {"case": experiment.case, "plugin": experiment.plugin, **experiment.settings}
+    return experiments.table_settings(EXPERIMENTS[wildcards.experiment])
 
 
 def table_caption(wildcards):
@@ -195,26 +192,11 @@ def summary_inputs(wildcards=None):
 
 
 def summary_params():
-    """Per experiment: the columns that name one measured thing (its labels, its case, the
-    sizes that must match), and its baseline."""
-    return {
-        name: {
-            "keys": x.keys(),
-            "labels": x.keys()[1 : x.keys().index(x.case)],
-            "case": x.case,
-            "baseline": x.baseline,
-            # processes of two kinds drawn at random (knobs/stats.py); a rotated case order
-            # (the hourglass's phases) makes kinds of its own, balanced and paired by design
-            "kinds": all(c.order != "rotated" for c in x.configurations),
-        }
-        for name, x in EXPERIMENTS.items()
-        if not x.reference
-    }
+    return experiments.summary_settings(EXPERIMENTS)
 
 
 def comparisons():
-    """Per experiment, the pairs its section names for verdicts beyond `vs baseline`."""
-    return {name: x.comparisons for name, x in EXPERIMENTS.items() if x.comparisons}
+    return experiments.comparisons(EXPERIMENTS)
 
 
 def _alternatives(names):

@@ -8,7 +8,7 @@ rule figure:
             f"{RESULTS}/figures/{{figure}}.png",
             caption="../report/figure.rst",
             category=figure_category,
-            labels={"what": "figure", "figure": "{figure}"},
+            labels={"what": "figure {figure}"},
         ),
         svg=f"{RESULTS}/figures/{{figure}}.svg",
     log:

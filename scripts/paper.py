@@ -5,7 +5,8 @@ framework is imported.
 
     paper.py                     the reference run and the GPU run (what the README shows)
     paper.py --study NAME        the sets a study reads (studies/NAME/study.yaml); all: every set
-    paper.py --tables-only       tables, summary and verdicts alone (the studies' check)
+    paper.py --tables-only       tables, summary and verdicts alone, each set in one process
+                                 (the studies' check: knobs/aggregate.py, as the rules run it)
     paper.py --root DIR          the sets under DIR instead of the repository (a copy of it)
 """
 
@@ -38,16 +39,6 @@ def sets_of(study, root):
     return yaml.safe_load(manifest.read_text())["sets"]
 
 
-def tables_of(config):
-    """The tables a set's config makes: each experiment's, its op table where traced, the
-    summary and the verdicts."""
-    from knobs import config_check, experiments  # beside this script
-
-    found = experiments.experiments(config_check.fill_defaults(yaml.safe_load(config.read_text())))
-    traced = [f"{name}_ops" for name, x in found.items() if any(c.trace for c in x.configurations)]
-    return [*found, *traced, "summary", "verdicts"]
-
-
 def rebuild(result_set, root, tables_only):
     """One set, as `make paper` rebuilds it; returns the failure's text, or None."""
     config = root / result_set / "config.yaml"
@@ -55,21 +46,29 @@ def rebuild(result_set, root, tables_only):
                             "--check", str(root / result_set)], capture_output=True, text=True)
     if check.returncode:
         return check.stdout + check.stderr
+    if tables_only:
+        return tables_alone(config, root)
     snakemake = [str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "--directory", str(root),
                  "--configfile", str(config), "--cores", "1", "--nolock",
                  "--allowed-rules", *RULES]
-    # tables alone: every table, the summary and the verdicts made again
-    targets = (["--forcerun", "summary_table", "verdicts_table", "--",
-                *(f"{result_set}/tables/{name}.csv" for name in tables_of(config))]
-               if tables_only else [])
-    steps = [snakemake + targets]
-    if not tables_only:
-        steps.append(snakemake + ["--report", f"{result_set}/report.html"])
-    for step in steps:
+    for step in (snakemake, snakemake + ["--report", f"{result_set}/report.html"]):
         done = subprocess.run(step, capture_output=True, text=True, cwd=root)
         if done.returncode:
             return done.stdout[-3000:] + done.stderr[-3000:]
     return None
+
+
+def tables_alone(config, root):
+    """Every table of one set, in a process of its own (knobs/aggregate.py)."""
+    code = ("import sys, yaml; from knobs import aggregate, config_check; "
+            "aggregate.tables_of(config_check.fill_defaults(yaml.safe_load(open(sys.argv[1]))), "
+            "sys.argv[2])")
+    done = subprocess.run([sys.executable, "-c", code, str(config), str(root)],
+                          capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                              filter(None, [os.environ.get("PYTHONPATH"),
+                                            str(REPO / "scripts")]))})
+    return (done.stdout[-3000:] + done.stderr[-3000:]) if done.returncode else None
 
 
 def main(argv=None):

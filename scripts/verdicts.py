@@ -1,18 +1,18 @@
 """The summary and the tidy tables -> verdicts.csv: every knob's effect as a ratio with its
-interval and a verdict (a Snakemake script; see knobs/verdicts.py)."""
+interval and a verdict (a Snakemake script; knobs/aggregate.py, knobs/verdicts.py)."""
 
 import sys
 
 import pandas as pd
 
-from knobs import verdicts  # beside this script
+from knobs import aggregate  # beside this script
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
 summary = pd.read_csv(snakemake.input.summary, low_memory=False)
-tables = {name.removesuffix("_table"): pd.read_csv(path, low_memory=False)
-          for name, path in snakemake.input.items() if name.endswith("_table")}
-table = verdicts.build(summary, tables, snakemake.params.experiments,
-                       snakemake.params.comparisons, snakemake.params.statistics["threshold"])
-table.to_csv(snakemake.output[0], index=False)
+measured = {name.removesuffix("_table"): pd.read_csv(path, low_memory=False)
+            for name, path in snakemake.input.items() if name.endswith("_table")}
+table = aggregate.verdicts_table(summary, measured, snakemake.params.experiments,
+                                 snakemake.params.comparisons, snakemake.params.statistics)
+aggregate.write_plain(table, snakemake.output[0])
 print(table["verdict"].value_counts().to_string(), file=sys.stderr)

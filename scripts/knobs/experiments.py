@@ -23,7 +23,7 @@ from knobs import benchmarks, runtimes
 SCRIPTS = Path(__file__).resolve().parent.parent
 RUN_BENCHMARK = SCRIPTS / "run_benchmark.py"
 TWIN = ".twin"  # the A/A twin of a baseline configuration: glibc.twin runs glibc again
-GRID_FIGURE = (SCRIPTS.parent / "report" / "grid_figure.rst").read_text()  # its caption
+GRID_FIGURE = SCRIPTS.parent / "report" / "grid_figure.rst"  # its caption, `{name}` its name
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,8 @@ def grid_experiment(config, name):
                   if isinstance(v, (str, int, float, bool)))
     return Experiment(name, "case", baseline, measured,
                       module=section["module"] if benchmarks.is_path(section["module"]) else None,
-                      sizes=sizes, figures={name: GRID_FIGURE})
+                      sizes=sizes,
+                      figures={name: GRID_FIGURE.read_text().replace("{name}", name)})
 
 
 def twins(config, measured, baseline):
@@ -172,6 +173,33 @@ def experiments(config):
     for experiment in found.values():  # a table it would read but nothing was measured for
         experiment.needs = tuple(name for name in experiment.needs if name in found)
     return found
+
+
+# ---- What each table step needs of the config (the rules' params) ---------------------------
+def table_settings(experiment):
+    """The table step's: its case column, its benchmark's hooks and the settings they read."""
+    return {"case": experiment.case, "plugin": experiment.plugin, **experiment.settings}
+
+
+def summary_settings(experiments):
+    """Per experiment that gets verdicts: the columns that name one measured thing (its labels,
+    its case, the sizes that must match), and its baseline."""
+    return {
+        name: {
+            "keys": x.keys(),
+            "labels": x.keys()[1:x.keys().index(x.case)],
+            "case": x.case,
+            "baseline": x.baseline,
+            # processes of two kinds drawn at random (knobs/stats.py); a rotated case order
+            # (the hourglass's phases) makes kinds of its own, balanced and paired by design
+            "kinds": all(c.order != "rotated" for c in x.configurations),
+        }
+        for name, x in experiments.items() if not x.reference}
+
+
+def comparisons(experiments):
+    """Per experiment, the pairs its section names for verdicts beyond `vs baseline`."""
+    return {name: x.comparisons for name, x in experiments.items() if x.comparisons}
 
 
 @dataclass(frozen=True)
