@@ -12,6 +12,14 @@ include: "rules/tables.smk"
 include: "rules/figures.smk"
 
 
+# Cheap steps run where Snakemake runs, not through a cluster's queue (the tables, which can
+# take minutes for a large result set, are submitted like the benchmarks).
+localrules:
+    all,
+    figure,
+    report_config,
+
+
 rule all:
     default_target: True
     input:

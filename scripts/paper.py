@@ -39,15 +39,13 @@ def sets_of(study, root):
     return yaml.safe_load(manifest.read_text())["sets"]
 
 
-def rebuild(result_set, root, tables_only):
+def rebuild(result_set, root):
     """One set, as `make paper` rebuilds it; returns the failure's text, or None."""
     config = root / result_set / "config.yaml"
     check = subprocess.run([sys.executable, str(REPO / "scripts" / "convert_results.py"),
                             "--check", str(root / result_set)], capture_output=True, text=True)
     if check.returncode:
         return check.stdout + check.stderr
-    if tables_only:
-        return tables_alone(config, root)
     snakemake = [str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "--directory", str(root),
                  "--configfile", str(config), "--cores", "1", "--nolock",
                  "--allowed-rules", *RULES]
@@ -58,17 +56,19 @@ def rebuild(result_set, root, tables_only):
     return None
 
 
-def tables_alone(config, root):
-    """Every table of one set, in a process of its own (knobs/aggregate.py)."""
-    code = ("import sys, yaml; from knobs import aggregate, config_check; "
-            "aggregate.tables_of(config_check.fill_defaults(yaml.safe_load(open(sys.argv[1]))), "
-            "sys.argv[2])")
-    done = subprocess.run([sys.executable, "-c", code, str(config), str(root)],
-                          capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": os.pathsep.join(
-                              filter(None, [os.environ.get("PYTHONPATH"),
-                                            str(REPO / "scripts")]))})
-    return (done.stdout[-3000:] + done.stderr[-3000:]) if done.returncode else None
+def tables_alone(result_set, root):
+    """Every table of one set, in this worker process (knobs/aggregate.py; each result file
+    read is checked for its format and schema); returns the failure's text, or None."""
+    import traceback
+
+    from knobs import aggregate, config_check  # beside this script
+
+    try:
+        config = yaml.safe_load((root / result_set / "config.yaml").read_text())
+        aggregate.tables_of(config_check.fill_defaults(config), root)
+    except Exception:
+        return traceback.format_exc()
+    return None
 
 
 def main(argv=None):
@@ -81,8 +81,12 @@ def main(argv=None):
     args = parser.parse_args(argv)
     root = Path(args.root).resolve()
     sets = sets_of(args.study, root)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        failures = dict(zip(sets, pool.map(lambda s: rebuild(s, root, args.tables_only), sets)))
+    if args.tables_only:  # each set in a worker process: no interpreter started per set
+        with concurrent.futures.ProcessPoolExecutor(max_workers=args.jobs) as pool:
+            failures = dict(zip(sets, pool.map(tables_alone, sets, [root] * len(sets))))
+    else:  # Snakemake's processes, run from threads
+        with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            failures = dict(zip(sets, pool.map(rebuild, sets, [root] * len(sets))))
     for result_set, failure in failures.items():
         print(f"== {result_set}: {'rebuilt' if failure is None else 'FAILED'}", flush=True)
         if failure:

@@ -43,13 +43,20 @@ def pairs(experiment, table, summary, comparisons, labels, case, threshold):
     some of its label columns), at every value of its other labels and every case, paired by
     round as the summary's ratios are."""
     ok = table[table["seconds"].notna()]
+    grouped = {}  # by the columns a comparison names: usually the same for all of them
+
+    def groups_by(keys):
+        if keys not in grouped:
+            parts = list(ok.groupby(list(keys)))
+            grouped[keys] = ({key: stats.processes_of(g) for key, g in parts},
+                             {key: stats.positions_of(g) for key, g in parts})
+        return grouped[keys]
+
     found = []
     for number, comparison in enumerate(comparisons):
         named = list(comparison["configuration"])
         free = [c for c in labels if c not in named] + [case]
-        keys = named + free
-        groups = {key: stats.processes_of(g) for key, g in ok.groupby(keys)}
-        orders = {key: stats.positions_of(g) for key, g in ok.groupby(keys)}
+        groups, orders = groups_by(tuple(named + free))
         floor = summary[summary["experiment"] == experiment].groupby(free)["noise_floor"].max()
         mine_named = tuple(comparison["configuration"][c] for c in named)
         theirs_named = tuple(comparison["reference"][c] for c in named)
