@@ -89,6 +89,24 @@ def test_every_result_proves_its_knobs_and_matches_the_schema(toy_run):
             assert proofs == {} and "MALLOC_MMAP_THRESHOLD_" not in run["environ"]
 
 
+@pytest.mark.parametrize("where, value, said", [
+    ("seconds", -1.0, "less than the minimum of 0"),
+    ("minor_faults", 2.5, "is not of type 'integer', 'null'"),
+    ("cpu_seconds", "fast", "is not of type 'number', 'null'"),
+])
+def test_a_bad_sample_anywhere_in_a_result_is_refused(toy_run, tmp_path, where, value, said):
+    """Each per-sample list is checked through the elements that stand for it (the least and
+    the greatest of each type): a bad value is caught wherever it sits."""
+    workdir, _ = toy_run
+    run = json.loads(next((workdir / "results/runs/toy").rglob("*.json")).read_text())
+    samples = run["cases"][run["order"][0]]["samples"][where]
+    samples[len(samples) // 2] = value  # neither the first nor the last
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(run))
+    with pytest.raises(results.ResultError, match=f"samples/{where}/\\(a sample\\): .*{said}"):
+        results.read(bad)
+
+
 def test_processes_run_in_rounds_in_a_shuffled_order(toy_run):
     """Rep k of every configuration runs before any rep k+1 (Snakemake orders the jobs by
     priority), and the order inside a round is not the configurations' own order."""

@@ -187,16 +187,17 @@ def coefficient_of_variation(samples):
     return float(np.std(a, ddof=1) / np.mean(a)) if a.size > 1 else float("nan")
 
 
-def processes_of(group):
-    """{rep: that process's samples} of one configuration's rows; rep k ran in round k."""
-    return {rep: rows["seconds"].to_numpy() for rep, rows in group.groupby("rep")}
+def processes_of(group, by_rep=None):
+    """{rep: that process's samples} of one configuration's rows; rep k ran in round k
+    (`by_rep`: the rows already grouped by rep, where the caller has them)."""
+    return {rep: rows["seconds"].to_numpy() for rep, rows in by_rep or group.groupby("rep")}
 
 
-def positions_of(group):
+def positions_of(group, by_rep=None):
     """{rep: the position the case ran in, in that process} (None where not recorded)."""
     if "position" not in group:
         return None
-    return {rep: rows["position"].iloc[0] for rep, rows in group.groupby("rep")}
+    return {rep: rows["position"].iloc[0] for rep, rows in by_rep or group.groupby("rep")}
 
 
 # ---- Processes of two kinds ----------------------------------------------------------------
@@ -227,7 +228,7 @@ def fault_kinds(table, keys, case, threshold):
     return kinds, mixed
 
 
-def settling(group, threshold):
+def settling(group, threshold, by_rep=None):
     """How many of one configuration's processes were still settling when the clock started:
     their first timed sample faulted (more than the threshold's share of the configuration's
     median time, at FAULT_SECONDS a fault) and none of their second half did. Their warm-up
@@ -237,7 +238,7 @@ def settling(group, threshold):
         return 0
     budget = threshold * group["seconds"].median() / FAULT_SECONDS
     count = 0
-    for _, process in group.groupby("rep"):
+    for _, process in by_rep or group.groupby("rep"):
         ordered = process.sort_values("sample") if "sample" in process else process
         faulted = (ordered["minor_faults"] > budget).to_numpy()
         count += bool(faulted[0] and not faulted[len(faulted) // 2:].any())
@@ -255,8 +256,17 @@ def summarize(table, keys, baseline, twin_suffix=".twin", threshold=0.05, cv_thr
     than UNSEEN_KIND_PROCESSES; None: no such rule); and how many processes were `settling`."""
     groups, orders, settled = {}, {}, {}
     for name, group in table.groupby(keys):
-        groups[name], orders[name] = processes_of(group), positions_of(group)
-        settled[name] = settling(group, threshold)
+        by_rep = list(group.groupby("rep"))  # once: the three below read the same processes
+        groups[name], orders[name] = processes_of(group, by_rep), positions_of(group, by_rep)
+        settled[name] = settling(group, threshold, by_rep)
+    floors = {}  # the A/A pair's ratio, the same for every configuration of its baseline
+
+    def noise_of(twin, reference, strata):
+        key = (twin, reference, tuple(sorted(strata.items(), key=str)))
+        if key not in floors:
+            floors[key] = ratio_interval(groups[twin], groups[reference], strata=strata)
+        return floors[key]
+
     kinds, mixed = fault_kinds(table, keys, kinds_by, threshold)
     at = keys.index(kinds_by) if kinds_by in keys else None
     hides_a_kind = lambda name: (kinds.get(name) == "faulting" and len(groups[name])
@@ -282,8 +292,8 @@ def summarize(table, keys, baseline, twin_suffix=".twin", threshold=0.05, cv_thr
                 if "environment" in reference else None)
         if key_of(reference) in groups:
             ratio = ratio_interval(by_rep, groups[key_of(reference)], strata=strata)
-            noise = (ratio_interval(groups[key_of(twin)], groups[key_of(reference)],
-                                    strata=strata) if twin and key_of(twin) in groups else None)
+            noise = (noise_of(key_of(twin), key_of(reference), strata)
+                     if twin and key_of(twin) in groups else None)
             # the A/A pair itself is judged by the threshold: its own ratio sets the band
             width = threshold if twin and key_of(twin) == name else band(noise, threshold)
             call = (verdict(ratio[1], ratio[2], width, threshold) if key_of(reference) != name

@@ -4,6 +4,7 @@ PyTorch's aligned requests, and what it asks glibc for between its outputs.
 Each block's function takes its result set's Tables (knobs/blocks.py) and returns its text;
 BLOCKS names the set each block is written from."""
 
+import functools
 
 import numpy as np
 import pandas as pd
@@ -38,6 +39,7 @@ def process_course(faults, bytes_, served):
     return course, count, served_sources([served])
 
 
+@functools.lru_cache(maxsize=None)  # several blocks read each set's courses
 def process_courses(t):
     """One row per process and case of the copy step on the CPU (framework, environment,
     batch, rep): its median faults and time, where its outputs came from (`warmed`, `served`),
