@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
@@ -71,3 +72,12 @@ def dry_run(configfile, workdir):
             workflow.dag().execute_workflow(executor="dryrun")
     finally:
         os.chdir(cwd)
+
+
+@pytest.fixture(scope="session")
+def tiny_run(tmp_path_factory):
+    """The tiny config run end to end once, for every test that reads what it wrote (none
+    may change it)."""
+    workdir = tmp_path_factory.mktemp("tiny")
+    done = snakemake(workdir, "--cores", "2", configfile=TINY)
+    return workdir, done

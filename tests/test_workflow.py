@@ -6,13 +6,6 @@ import pytest
 from conftest import REPO, SNAKEMAKE, TINY, dry_run, load_yaml, snakemake, write_config
 
 
-@pytest.fixture(scope="module")
-def tiny_run(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("tiny")
-    done = snakemake(workdir, "--cores", "2", configfile=TINY)
-    return workdir, done
-
-
 def test_tiny_run_writes_the_tidy_table(tiny_run):
     workdir, _ = tiny_run
     config = load_yaml(TINY)["copy"]
