@@ -11,7 +11,7 @@ CONFIG ?= config/config.yaml
 # Where the config writes its results (its `results:`), read once setup has made the venv.
 RESULTS = $(shell $(VENV)/bin/python -c 'import sys, yaml; print((yaml.safe_load(open(sys.argv[1])) or {}).get("results", "results"))' $(CONFIG))
 
-.PHONY: setup run test test-docs test-slurm report lint rerun resolve paper compare replicate
+.PHONY: setup run test test-docs test-slurm report lint rerun resolve paper compare replicate search
 
 setup: $(VENV)/.installed .venv-theano/.installed .system-ready
 
@@ -62,6 +62,13 @@ resolve: setup
 # STUDY=<name>: the sets studies/<name>/study.yaml lists; STUDY=all: every set.
 paper: setup
 	$(VENV)/bin/python scripts/paper.py $(if $(STUDY),--study $(STUDY))
+
+# Which knobs make a benchmark faster here, and the line to set them (scripts/search.py):
+# each knob alone, then the ones that helped combined, within MINUTES of measuring, e.g.
+# make search BENCH=my_model CONFIG=my_model.yaml MINUTES=30 (or BENCH=<a module>, no CONFIG)
+search: setup
+	@test -n "$(BENCH)" || { echo "usage: make search BENCH=<benchmark of CONFIG, or a module> [CONFIG=<config>] [MINUTES=<n>]"; exit 2; }
+	$(VENV)/bin/python scripts/search.py $(BENCH) $(if $(filter command line,$(origin CONFIG)),--config $(CONFIG)) $(if $(MINUTES),--minutes $(MINUTES))
 
 # Run a config twice, back to back, into INTO and INTO/second, with both runs' times and
 # their comparison (scripts/replicate.py), e.g. a shipped study on your machine:

@@ -48,6 +48,10 @@ def parse_args(argv):
     parser.add_argument("--pass-env", action="append", default=[], metavar="VARIABLE",
                         help="a variable of the caller's environment the process keeps")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--environment-threads", type=int,
+                        help="the environment's own thread count (a knob, proven), for --threads")
+    parser.add_argument("--precision", choices=["bfloat16"],
+                        help="run each step in this precision (a knob, proven)")
     parser.add_argument("--device", default="cpu", choices=["cpu", "gpu"])
     parser.add_argument("--rep", type=int, default=0)
     parser.add_argument("--warmup", type=int, default=1)
@@ -74,7 +78,8 @@ def spec_of(args):
     """The environment as knobs/environment.py takes it."""
     required = True if "all" in args.require_effect else args.require_effect
     return {"env": dict(item.split("=", 1) for item in args.set),
-            "preload": args.preload, "require_effect": required, "aslr": args.aslr == "on"}
+            "preload": args.preload, "require_effect": required, "aslr": args.aslr == "on",
+            "threads": args.environment_threads, "precision": args.precision}
 
 
 def measure(args):

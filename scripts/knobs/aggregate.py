@@ -55,7 +55,7 @@ def summary_and_system(measured, settings, statistics):
         for host, rows in table.groupby("host"):
             items = {column: rows[column].dropna().iloc[0] for column in SYSTEM
                      if column in rows and rows[column].notna().any()}
-            if "framework" in rows:
+            if "framework" in rows and "framework_version" in rows:
                 for framework, version in rows.groupby("framework")["framework_version"].first().items():
                     items[f"{framework} version"] = version
             for library in sorted({p for value in rows["preloads"].dropna()

@@ -61,6 +61,12 @@ def check_schema(config):
                           "SECTION_SCHEMA):\n" + "\n".join(lines))
 
 
+def environments_known(config):
+    """The built-in environments with the config's own (which replace a built-in of the name)."""
+    return {**yaml.safe_load(BUILT_IN_ENVIRONMENTS.read_text()),
+            **(config.get("environments") or {})}
+
+
 def fill_defaults(config):
     """The config with the schema's defaults filled in and the built-in environments it needs
     but does not define (a copy; the config itself is not changed)."""
@@ -156,9 +162,16 @@ def check_more_reps(config):
 
 def check_environments(config):
     """A knob that must be proven by its effect needs a way to observe it."""
-    from knobs.environment import EFFECTS
+    from knobs.environment import EFFECTS, INTEL_OPENMP_ONLY
 
     for name, spec in config["environments"].items():
+        intel = any(os.path.basename(p).startswith("libiomp5") for p in spec.get("preload", []))
+        for variable in INTEL_OPENMP_ONLY:
+            if variable in spec.get("env", {}) and not intel:
+                raise ConfigError(
+                    f"config error: environments.{name}.env.{variable}: Intel's OpenMP alone "
+                    "reads it (GNU OpenMP would ignore it without a word). Fix: add "
+                    "`preload: [libiomp5.so]` to the environment (the intel-openmp wheel)")
         required = spec.get("require_effect", False)
         knobs = list(spec.get("env", {})) + list(spec.get("preload", []))
         for knob in knobs if required is True else required or []:

@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass
 from typing import Callable
 
-from knobs import machine
+from knobs import machine, onednn, openmp
 
 SPEC_VARIABLE = "KNOBS_ENVIRONMENT"
 
@@ -41,6 +41,12 @@ PACKAGES = {
 
 class KnobNotApplied(RuntimeError):
     """A knob is missing from, or has no effect in, the process it was meant for."""
+
+
+class NotApplicable(RuntimeError):
+    """A knob that cannot act in this process on this machine (AMX where the CPU has none, an
+    OpenMP runtime where nothing uses OpenMP): the run is recorded as unavailable, with the
+    reason, and not measured as if the knob were on."""
 
 
 # ---- Effects: what a variable visibly changes in the process ----------------------------------
@@ -258,14 +264,98 @@ def _tf_gpu_threads(value):
     return value == "global" or count > 0, {f"threads_named_{prefix}": count}
 
 
+# ---- The CPU knobs of the launchers and tuning guides -----------------------------------------
+def _framework_threads():
+    """The intra-op threads the loaded framework reports, with the name of its getter."""
+    if "torch" in sys.modules:
+        return sys.modules["torch"].get_num_threads(), "torch.get_num_threads"
+    if openmp.max_threads() is not None:
+        return openmp.max_threads(), "omp_get_max_threads"
+    return None, None
+
+
+def needs_openmp(what):
+    """NotApplicable unless the framework brought an OpenMP runtime of its own (one mapped
+    that is not preloaded): a preloaded runtime alone serves nobody."""
+    preloaded = {os.path.realpath(p) for p in os.environ.get("LD_PRELOAD", "").split(":") if p}
+    linked = [p for p in openmp.runtimes_mapped(machine.mapped_files())
+              if os.path.realpath(p) not in preloaded]
+    if not linked:
+        raise NotApplicable(f"{what}: no library in this process uses OpenMP (TensorFlow, for "
+                            "one, runs its own thread pool), so there is nothing for it to act on")
+
+
+def _openmp_runtime(path):
+    """A preloaded OpenMP runtime serves the OpenMP entry points the framework calls."""
+    needs_openmp(f"the OpenMP runtime {os.path.basename(path)}")
+    served = {symbol: openmp.serving(symbol) for symbol in ("GOMP_parallel", "omp_get_max_threads")}
+    return all(found == os.path.realpath(path) for found in served.values()), {
+        f"{symbol}_served_by": found for symbol, found in served.items()}
+
+
+def _blocktime(value):
+    found = openmp.blocktime()
+    return found == int(value), {"kmp_get_blocktime": found}
+
+
+def _pinning(value):
+    """An affinity setting leaves the OpenMP threads each allowed fewer CPUs than the process
+    started with (one each, here), seen once they exist; `false` or `disabled` leaves none."""
+    needs_openmp("thread pinning")
+    pinned = openmp.pinned_threads()
+    wanted = value.lower() not in ("false", "disabled", "none")
+    if wanted and not pinned and openmp.max_threads() == 1:
+        raise NotApplicable("thread pinning: this process runs one OpenMP thread, which the "
+                            "runtime left unpinned; give it two or more (`threads`)")
+    return bool(pinned) == wanted, {
+        "threads_pinned": {str(tid): cpus for tid, cpus in pinned.items()}}
+
+
+def _threads(value):
+    found, getter = _framework_threads()
+    if getter is None:  # TensorFlow: its pools take the count only when they start
+        return None, {}
+    return found == int(value), {getter: found}
+
+
+def _onednn_isa(value, observed):
+    """Every convolution and matrix product oneDNN ran used an instruction set at or under
+    the cap (ONEDNN_MAX_CPU_ISA=AVX512_CORE: no AMX, no bfloat16 instructions)."""
+    cap = onednn.rank(value) if value.upper() != "DEFAULT" else len(onednn.ISAS)
+    if cap is None:
+        raise NotApplicable(f"ONEDNN_MAX_CPU_ISA={value}: not an instruction set oneDNN names "
+                            f"(one of {', '.join(i.upper() for i in onednn.ISAS)}, DEFAULT)")
+    isas = sorted({isa for _, isa, _ in observed["compute"] if isa})
+    if not observed["compute"]:
+        raise NotApplicable(f"ONEDNN_MAX_CPU_ISA={value}: no convolution or matrix product of "
+                            "this step ran through oneDNN")
+    return bool(isas) and all(onednn.rank(isa) <= cap for isa in isas), {
+        "onednn_isas": isas, "onednn_cpu": observed["isa_line"]}
+
+
+def _precision(value, observed):
+    """The step's convolutions and matrix products ran in bfloat16, most of them (oneDNN's
+    lines say)."""
+    compute = observed["compute"]
+    in_bf16 = sum(dtype == "bf16" for _, _, dtype in compute)
+    isas = sorted({isa for _, isa, _ in compute if isa})
+    # Most of them, not one: a step that leaves autocast still runs some of its backward in
+    # bfloat16. None at all fails too: both frameworks run bfloat16 on a CPU through oneDNN.
+    return in_bf16 > len(compute) / 2, {
+        "onednn_compute_primitives": len(compute), "in_bfloat16": in_bf16,
+        "onednn_isas": isas}
+
+
 @dataclass(frozen=True)
 class Effect:
-    """How a variable's effect is observed: `check(value) -> (applied, seen)`; `started`: only
-    once the framework has started its devices (checked after the first steps)."""
+    """How a knob's effect is observed: `check(value) -> (applied, seen)` (applied None: this
+    process can show it present only); `started`: once the framework has run (checked after
+    the timed steps); `observes`: from what oneDNN ran (`check(value, observed)`)."""
 
     check: Callable
     started: bool = False
     allocator: str = None  # glibc: meaningless (and unproven) where another allocator is preloaded
+    observes: bool = False
 
 
 EFFECTS = {
@@ -278,7 +368,21 @@ EFFECTS = {
     "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION": Effect(_protobuf),
     "TF_ENABLE_ONEDNN_OPTS": Effect(_onednn),
     "TF_GPU_THREAD_MODE": Effect(_tf_gpu_threads, started=True),
+    "KMP_BLOCKTIME": Effect(_blocktime, started=True),
+    "KMP_AFFINITY": Effect(_pinning, started=True),
+    "OMP_PROC_BIND": Effect(_pinning, started=True),
+    "GOMP_CPU_AFFINITY": Effect(_pinning, started=True),
+    "ONEDNN_MAX_CPU_ISA": Effect(_onednn_isa, started=True, observes=True),
 }
+# Knobs that are not a variable: a preloaded OpenMP runtime (by the library's name), the
+# environment's thread count, its precision.
+OTHER_EFFECTS = {
+    "libiomp5": Effect(_openmp_runtime, started=True),
+    "threads": Effect(_threads, started=True),
+    "precision": Effect(_precision, started=True, observes=True),
+}
+# Variables only Intel's OpenMP reads: set without it, they would be ignored without a word.
+INTEL_OPENMP_ONLY = ("KMP_BLOCKTIME", "KMP_AFFINITY")
 
 
 # ---- Address-space layout ---------------------------------------------------------------------
@@ -328,40 +432,52 @@ class Knob:
     value: str  # the variable's value, or the preload's resolved path
     kind: str  # "variable" | "preload" | "personality" (the value of `aslr`: off)
 
+    @property
+    def effect(self):
+        """How this knob's effect is seen, None where only its presence can be."""
+        if self.kind == "preload":
+            return next((effect for stem, effect in OTHER_EFFECTS.items()
+                         if os.path.basename(self.value).startswith(stem)), None)
+        return OTHER_EFFECTS.get(self.kind) or EFFECTS.get(self.name)
+
     def proof_kind(self, preloads):
         """How this knob can be proven here: effect or presence."""
         if self.kind in ("preload", "personality"):
             return "effect"
-        effect = EFFECTS.get(self.name)
+        effect = self.effect
         if effect is None or (effect.allocator == "glibc" and preloads):
             return "presence"
         return "effect"
 
-    def prove(self, environ, real_maps, preloads, started=False):
+    def prove(self, environ, real_maps, preloads, started=False, observed=None):
         """Evidence that this knob applied in this process, or KnobNotApplied. Effects marked
-        `started` are checked only when `started` (after the first steps), the rest before."""
-        if self.kind == "preload":
+        `started` are checked only when `started` (after the timed steps), the rest before;
+        `observed`: what oneDNN ran (knobs/onednn.py)."""
+        if self.kind == "preload" and not started:
             if os.path.realpath(self.value) not in real_maps:
                 raise KnobNotApplied(
                     f"preload '{self.name}' ({self.value}) is not mapped into the measured "
                     "process; the dynamic loader ignored it")
-            return {"proof": "effect", "seen": {"mapped": self.value}}
+            pending = {"proof": "pending"} if self.effect else {}
+            return {"proof": "effect", "seen": {"mapped": self.value}, **pending}
         if self.kind == "personality":
             applied, seen = _layout_fixed(self.value)
             if not applied:
                 raise KnobNotApplied(f"aslr: {self.value} was asked for, but the kernel "
                                      f"randomizes this process's layout ({seen})")
             return {"proof": "effect", "seen": seen}
-        if environ.get(self.name) != self.value:
+        if self.kind == "variable" and environ.get(self.name) != self.value:
             raise KnobNotApplied(f"{self.name} should be {self.value!r} in the measured process "
                                  f"but is {environ.get(self.name)!r}")
-        kind = self.proof_kind(preloads)
-        effect = EFFECTS.get(self.name)
-        if kind == "presence":
+        effect = self.effect
+        if self.proof_kind(preloads) == "presence":
             return {"proof": "presence", "seen": {}}
-        if effect.started != started:  # proven by prove_started, after the first steps
+        if effect.started != started:  # proven by prove_started, after the timed steps
             return {"proof": "pending", "seen": {}}
-        applied, seen = effect.check(self.value)
+        applied, seen = (effect.check(self.value, observed) if effect.observes
+                         else effect.check(self.value))
+        if applied is None:
+            return {"proof": "presence", "seen": seen}
         if not applied:
             raise KnobNotApplied(f"{self.name}={self.value!r} is set but has no effect in the "
                                  f"measured process ({seen})")
@@ -408,6 +524,16 @@ def knobs_of(name, spec, resolve=True):
         knobs.append(Knob(library, path, "preload"))
     if spec.get("aslr", True) is False:
         knobs.append(Knob("aslr", "off", "personality"))
+    for key in ("threads", "precision"):
+        if spec.get(key) is not None:
+            knobs.append(Knob(key, str(spec[key]), key))
+    intel = any(os.path.basename(k.value).startswith("libiomp5") for k in knobs
+                if k.kind == "preload")
+    for variable in INTEL_OPENMP_ONLY:
+        if variable in spec.get("env", {}) and not intel:
+            raise KnobNotApplied(f"environment '{name}': {variable} is read by Intel's OpenMP "
+                                 "alone; without it the variable is ignored. Fix: add "
+                                 "`preload: [libiomp5.so]` (the intel-openmp wheel)")
     return knobs
 
 
@@ -417,6 +543,7 @@ def launch_env(name, spec, threads=None, pass_env=(), base=None):
     knobs; and the spec it will prove, under SPEC_VARIABLE."""
     base = os.environ if base is None else base
     env = {key: base[key] for key in (*ALLOWED, *pass_env) if key in base}
+    threads = spec.get("threads") or threads  # the environment's own count comes first
     if threads is not None:
         env.update({key: str(threads) for key in THREAD_VARIABLES})
     knobs = knobs_of(name, spec)
@@ -424,6 +551,8 @@ def launch_env(name, spec, threads=None, pass_env=(), base=None):
     preloads = [k.value for k in knobs if k.kind == "preload"]
     if preloads:
         env["LD_PRELOAD"] = ":".join(preloads)
+    if needs_onednn_lines(knobs):  # what the process's proof reads (TensorFlow: from start)
+        env["ONEDNN_VERBOSE"] = "profile_create"
     env[SPEC_VARIABLE] = json.dumps({
         "name": name, "knobs": [vars(k) for k in knobs], "threads": threads,
         "pass_env": list(pass_env), "require_effect": spec.get("require_effect", False)})
@@ -481,20 +610,30 @@ def prove(expected=None, environ=None, maps=None):
             "threads": spec["threads"], "pass_env": spec["pass_env"]}
 
 
-def prove_started(evidence, environ=None):
-    """The proofs of knobs that act only once the framework runs (Effect.started), added to
-    the evidence `prove` returned."""
+def knobs_in_process(environ=None):
+    """The knobs the measured process was launched with."""
+    return _spec(os.environ if environ is None else environ)[1]
+
+
+def needs_onednn_lines(knobs):
+    """Whether some knob is proven from what oneDNN ran."""
+    return any(k.effect and k.effect.observes for k in knobs)
+
+
+def prove_started(evidence, environ=None, observed=None):
+    """The proofs of knobs that show only once the framework has run (Effect.started), added
+    to the evidence `prove` returned; `observed`: what oneDNN ran."""
     environ = os.environ if environ is None else environ
     spec, knobs = _spec(environ)
     preloads = [k for k in knobs if k.kind == "preload"]
     for knob in knobs:
-        effect = EFFECTS.get(knob.name)
-        if knob.kind == "variable" and effect and effect.started:
+        if knob.effect and knob.effect.started and knob.proof_kind(preloads) == "effect":
             try:
-                proof = knob.prove(environ, set(), preloads, started=True)
+                proof = knob.prove(environ, set(), preloads, started=True, observed=observed)
             except KnobNotApplied as error:
                 raise KnobNotApplied(f"environment '{spec['name']}': {error}") from None
-            evidence["proofs"][knob.name].update(proof)
+            seen = {**evidence["proofs"][knob.name].get("seen", {}), **proof["seen"]}
+            evidence["proofs"][knob.name].update({**proof, "seen": seen})
             evidence["effects"].update(proof["seen"])
     return evidence
 

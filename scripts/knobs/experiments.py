@@ -246,6 +246,10 @@ def environment_words(config, name):
         words += ["--preload", library]
     if spec.get("aslr", True) is False:
         words += ["--aslr", "off"]
+    if spec.get("threads"):
+        words += ["--environment-threads", spec["threads"]]
+    if spec.get("precision"):
+        words += ["--precision", spec["precision"]]
     required = spec.get("require_effect", False)
     for knob in (["all"] if required is True else required or []):
         words += ["--require-effect", knob]

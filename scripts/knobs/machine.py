@@ -37,6 +37,11 @@ KERNEL_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl
                 "amx_bf16", "amx_int8")
 
 
+def cpu_flags():
+    """The CPU's feature flags, as the kernel reports them."""
+    return _cpuinfo().get("flags", "").split()
+
+
 def _cpu_identity(cpuinfo):
     """What tells two CPUs apart: vendor, family, model, stepping, microcode, kernel flags."""
     flags = set(cpuinfo.get("flags", "").split())

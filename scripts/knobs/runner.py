@@ -17,7 +17,7 @@ import resource
 import sys
 import time
 
-from knobs import benchmarks, disturbance, environment, machine, results
+from knobs import benchmarks, disturbance, environment, framework_knobs, machine, onednn, results
 
 # Per-sample counters: getrusage(RUSAGE_SELF) fields, summed over every thread of the process.
 COUNTERS = {"minor_faults": "ru_minflt", "major_faults": "ru_majflt",
@@ -95,26 +95,36 @@ def run(job, out, started, trace=None):
         "knobs": knobs, "machine": machine.describe(),
         "environ": environment.recorded_environment(), "command": sys.argv,
     }
+    applied = environment.knobs_in_process()
+    capture = framework_knobs.capture(applied)  # None where no proof reads oneDNN's lines
     try:
-        benchmark = module.Benchmark(job["params"], job["device"], job["rep"])
-        timeline["build_done"] = time.perf_counter() - started
-        order = case_order(benchmarks.cases_of(benchmark), job["order"], job["rep"])
-        cases = {}
-        for position, case in enumerate(order):
-            step = benchmark.setup(case)
-            if position == 0:
-                timeline["first_case_ready"] = time.perf_counter() - started
-            cases[case] = {"position": position, **measure(step, job["warmup"], job["samples"],
-                                                           getattr(benchmark, "warm", None))}
-            del step  # released before the next case is set up
-            cases[case]["info"] = benchmark.info(case) if hasattr(benchmark, "info") else {}
-    except benchmarks.Unavailable as error:
+        try:
+            framework_knobs.prepare(applied)
+            benchmark = module.Benchmark(job["params"], job["device"], job["rep"])
+            timeline["build_done"] = time.perf_counter() - started
+            framework_knobs.check_built(applied)
+            order = case_order(benchmarks.cases_of(benchmark), job["order"], job["rep"])
+            cases = {}
+            for position, case in enumerate(order):
+                step = framework_knobs.wrap(benchmark.setup(case), applied)
+                if position == 0:
+                    timeline["first_case_ready"] = time.perf_counter() - started
+                cases[case] = {"position": position, **measure(
+                    step, job["warmup"], job["samples"], getattr(benchmark, "warm", None))}
+                if position == 0:
+                    framework_knobs.traced(step, applied)  # untimed, for the proofs
+                del step  # released before the next case is set up
+                cases[case]["info"] = benchmark.info(case) if hasattr(benchmark, "info") else {}
+        finally:
+            lines = capture.stop() if capture else None
+        # knobs that show once the steps ran
+        environment.prove_started(knobs, observed=None if lines is None else onednn.parse(lines))
+    except (benchmarks.Unavailable, environment.NotApplicable) as error:
         results.write_json(out, {**result, "status": "unavailable", "reason": str(error),
                                  "process": watch.stop(), "finished": utc_now()})
         print(f"run_benchmark: unavailable here: {error}", file=sys.stderr)
         return
     evidence = benchmark.evidence() if hasattr(benchmark, "evidence") else {}
-    environment.prove_started(knobs)  # knobs that act once devices have started
     op_seconds = benchmark.trace(trace) if trace and hasattr(benchmark, "trace") else None
     versions = {"python": platform.python_version(), **_numpy_version(),
                 **(benchmark.versions() if hasattr(benchmark, "versions") else {})}

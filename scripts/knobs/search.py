@@ -1,0 +1,128 @@
+"""Which knobs make a benchmark faster here: the pieces of `make search` (scripts/search.py
+drives them). Every knob is tried alone against the baseline; the ones that made it faster are
+combined greedily, best first, each step measured side by side with the best so far and kept
+only where it is faster again (a ladder built from data); the launchers' own settings are
+measured beside. At most one environment of each `group` (allocator, openmp, ...) goes into a
+combination: two allocators cannot both serve malloc.
+"""
+
+import os
+import re
+import shlex
+import subprocess
+
+JOIN = "-"  # a combination's name: its parts' names, in the order they were added
+
+
+def candidates(environments, section, cores):
+    """{name: spec} of what the search tries on `section`: the environments its `search.knobs`
+    names, else every one with a `group`; and each thread count this machine allows that the
+    benchmark does not already run with (1, half the cores, all of them)."""
+    wanted = section.get("search", {}).get("knobs")
+    found = {name: spec for name, spec in environments.items()
+             if (name in wanted if wanted else "group" in spec)}
+    for count in sorted({1, max(1, cores // 2), cores} - {section.get("threads", 1)}):
+        if not wanted or f"threads_{count}" in wanted:
+            found[f"threads_{count}"] = {"threads": count, "group": "threads"}
+    return found
+
+
+def combined(first, second):
+    """One environment with the knobs of both (lists joined, variables merged)."""
+    spec = {"env": {**first.get("env", {}), **second.get("env", {})},
+            "preload": first.get("preload", []) + [p for p in second.get("preload", [])
+                                                   if p not in first.get("preload", [])]}
+    for key in ("threads", "precision"):
+        if key in first or key in second:
+            spec[key] = second.get(key, first.get(key))
+    spec["groups"] = sorted({*groups(first), *groups(second)})
+    return {key: value for key, value in spec.items() if value not in ({}, [])}
+
+
+def groups(spec):
+    return set(spec.get("groups", [])) | ({spec["group"]} if "group" in spec else set())
+
+
+def clash(first, second):
+    """The groups two environments share (they cannot be combined), empty if none."""
+    return sorted(groups(first) & groups(second))
+
+
+def ladder(helped, specs, try_step, affordable):
+    """The combination built from data: `helped` (the knobs faster alone, best first) added
+    one by one to the best so far, each kept only where `try_step(best, combination)` says
+    `faster`; a knob of a group already in it is not tried; `affordable()` false stops it.
+    (best, the path: one row per knob after the first, budget left over)."""
+    best = helped[0] if helped else None
+    path = []
+    for name in helped[1:]:
+        combination = f"{best}{JOIN}{name}"
+        shared = clash(specs[best], specs[name])
+        if shared:
+            path.append({"environment": combination, "compared_with": best,
+                         "verdict": "not tried",
+                         "reason": f"same group as a knob already in it ({', '.join(shared)})"})
+            continue
+        if not affordable():
+            return best, path, False
+        specs[combination] = combined(specs[best], specs[name])
+        row = try_step(best, combination)
+        path.append({"environment": combination, "compared_with": best, **row})
+        if row["verdict"] == "faster":
+            best = combination
+    return best, path, True
+
+
+def run_cpu_environment(python, venv):
+    """What PyTorch's launcher (`python -m torch.backends.xeon.run_cpu`) sets on this machine,
+    read by having it start `env`: ({name: spec}, what it does that no environment can, such
+    as pinning the process with taskset or numactl)."""
+    done = subprocess.run(
+        [python, "-m", "torch.backends.xeon.run_cpu", "--no-python", "env"],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "VIRTUAL_ENV": os.path.abspath(venv)})
+    if done.returncode != 0:
+        return {}, [f"run_cpu failed here: {done.stderr.strip().splitlines()[-1:]}"]
+    seen = dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+    spec = {"env": {k: v for k, v in seen.items()
+                    if k.startswith(("KMP_", "MALLOC_CONF")) and os.environ.get(k) != v}}
+    if seen.get("LD_PRELOAD") and seen.get("LD_PRELOAD") != os.environ.get("LD_PRELOAD"):
+        spec["preload"] = seen["LD_PRELOAD"].split(":")
+    if seen.get("OMP_NUM_THREADS"):
+        spec["threads"] = int(seen["OMP_NUM_THREADS"])
+    wrapper = re.search(r"INFO - ((?:numactl|taskset) [^\n]*?) env$", done.stderr, re.M)
+    notes = []
+    if wrapper:
+        cpus = re.search(r"(?:-c|-C|--physcpubind=?) ?([0-9,-]+)", wrapper.group(1))
+        allowed = _cpu_list(cpus.group(1)) if cpus else None
+        if allowed != set(os.sched_getaffinity(0)):
+            notes.append(f"run_cpu also starts the process under `{wrapper.group(1)}`, which "
+                         "this environment does not reproduce")
+        else:
+            notes.append(f"run_cpu's `{wrapper.group(1)}` allows every CPU here: nothing to add")
+    return {"run_cpu": {key: value for key, value in spec.items() if value}}, notes
+
+
+def _cpu_list(text):
+    cpus = set()
+    for part in text.split(","):
+        low, _, high = part.partition("-")
+        cpus |= set(range(int(low), int(high or low) + 1))
+    return cpus
+
+
+def recipe(spec, runtime, command="python train.py"):
+    """The shell line that sets `spec`'s knobs for `command`, and what goes in the code."""
+    words = []
+    if spec.get("preload"):
+        words.append("LD_PRELOAD=" + ":".join(spec["preload"]))
+    if spec.get("threads"):
+        variable = "TF_NUM_INTRAOP_THREADS" if runtime == "tensorflow" else "OMP_NUM_THREADS"
+        words.append(f"{variable}={spec['threads']}")
+    words += [f"{key}={shlex.quote(str(value))}" for key, value in spec.get("env", {}).items()]
+    code = []
+    if spec.get("precision") == "bfloat16":
+        code.append("tf.keras.mixed_precision.set_global_policy('mixed_bfloat16') before the "
+                    "model is built" if runtime == "tensorflow" else
+                    "each step inside `with torch.autocast('cpu', dtype=torch.bfloat16):`")
+    return " ".join(words + [command]), code
