@@ -50,6 +50,8 @@ def parse_args(argv):
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--environment-threads", type=int,
                         help="the environment's own thread count (a knob, proven), for --threads")
+    parser.add_argument("--interop-threads", type=int,
+                        help="the environment's inter-op thread count (a knob, proven)")
     parser.add_argument("--precision", choices=["bfloat16"],
                         help="run each step in this precision (a knob, proven)")
     parser.add_argument("--device", default="cpu", choices=["cpu", "gpu"])
@@ -79,7 +81,8 @@ def spec_of(args):
     required = True if "all" in args.require_effect else args.require_effect
     return {"env": dict(item.split("=", 1) for item in args.set),
             "preload": args.preload, "require_effect": required, "aslr": args.aslr == "on",
-            "threads": args.environment_threads, "precision": args.precision}
+            "threads": args.environment_threads, "interop_threads": args.interop_threads,
+            "precision": args.precision}
 
 
 def measure(args):

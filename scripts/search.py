@@ -113,7 +113,9 @@ class Search:
             experiment: {**base, "environments": names, "baseline": baseline}
             for experiment, names, baseline in self.stages}
         stage_config["not_measured"] = sorted(self.not_measured)
-        stage_config["more_reps"] = dict(sorted(self.more_reps.items()))
+        staged = {experiment for experiment, _, _ in self.stages}  # started again: so far
+        stage_config["more_reps"] = {path: reps for path, reps in sorted(self.more_reps.items())
+                                     if path.split("/", 1)[0] in staged}
         return stage_config
 
     def failed(self):

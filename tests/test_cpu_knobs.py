@@ -73,15 +73,17 @@ def test_intel_openmp_tuned_and_bfloat16_are_proven_by_their_effects(tmp_path):
     assert "onednn_verbose" not in done.stdout  # the proof's lines are not the user's output
 
 
-def test_gnu_pinning_and_an_isa_cap_are_proven_by_their_effects(tmp_path):
+def test_gnu_pinning_an_isa_cap_and_inter_op_threads_are_proven_by_their_effects(tmp_path):
     done, result = measure(tmp_path, "pinned", "--set", "OMP_PROC_BIND=close",
-                           "--set", "OMP_PLACES=cores", "--set", "ONEDNN_MAX_CPU_ISA=AVX2")
+                           "--set", "OMP_PLACES=cores", "--set", "ONEDNN_MAX_CPU_ISA=AVX2",
+                           "--interop-threads", "1")
     assert done.returncode == 0, done.stderr
     found = proofs(result)
     assert found["OMP_PROC_BIND"]["proof"] == "effect"
     assert found["OMP_PROC_BIND"]["seen"]["threads_pinned"]
     assert found["ONEDNN_MAX_CPU_ISA"]["proof"] == "effect"
     assert found["ONEDNN_MAX_CPU_ISA"]["seen"]["onednn_isas"] == ["avx2"]
+    assert found["interop_threads"]["seen"] == {"torch.get_num_interop_threads": 1}
 
 
 def test_a_precision_the_step_escapes_fails_the_run(tmp_path):
@@ -103,7 +105,9 @@ CHECKS = textwrap.dedent("""\
     for name, call in [("iomp", lambda: environment._openmp_runtime(sys.argv[2])),
                        ("blocktime", lambda: environment._blocktime("1")),
                        ("pinning", lambda: environment._pinning("close")),
-                       ("threads", lambda: environment._threads("1"))]:
+                       ("threads", lambda: environment._threads("1")),
+                       ("interop", lambda: environment._interop_threads(
+                           str(torch.get_num_interop_threads() + 1)))]:
         found[name] = call()[0]
     capture = onednn.Capture().start()
     with torch.backends.mkldnn.verbose(torch.backends.mkldnn.VERBOSE_ON):
@@ -117,14 +121,14 @@ CHECKS = textwrap.dedent("""\
 
 def test_each_knob_check_fails_where_its_knob_is_absent():
     """In a PyTorch process with no knob set: Intel's runtime does not serve OpenMP, the block
-    time is GNU's (none), no thread is pinned, 2 threads run, not 1, the convolution ran in
-    float32 and with more than AVX2."""
+    time is GNU's (none), no thread is pinned, 2 threads run, not 1, in each pool, the
+    convolution ran in float32 and with more than AVX2."""
     done = subprocess.run([str(PYTHON), "-c", CHECKS, str(SCRIPTS), IOMP],
                           capture_output=True, text=True, env={"OMP_NUM_THREADS": "2"})
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout.splitlines()[-1])
     assert found == {"iomp": False, "blocktime": False, "pinning": False, "threads": False,
-                     "precision": False, "isa_cap": False}
+                     "interop": False, "precision": False, "isa_cap": False}
 
 
 def test_an_openmp_knob_where_nothing_uses_openmp_is_not_applicable():
@@ -172,3 +176,38 @@ def test_the_catalog_is_built_in_and_grouped():
     built_in = yaml.safe_load((REPO / "config" / "environments.yaml").read_text())
     for name in ("iomp", "iomp_tuned", "omp_pinned", "bf16", "onednn_no_amx", "tcmalloc"):
         assert "group" in built_in[name], name
+
+
+KERAS = textwrap.dedent("""\
+    import tensorflow as tf
+
+    class Benchmark:
+        def __init__(self, params, device, seed):
+            self.model = tf.keras.Sequential([
+                tf.keras.Input((16, 16, 3)), tf.keras.layers.Conv2D(8, 3, padding="same"),
+                tf.keras.layers.GlobalAveragePooling2D(), tf.keras.layers.Dense(4)])
+            self.x = tf.random.normal((8, 16, 16, 3))
+
+        @tf.function
+        def forward(self):
+            return tf.reduce_mean(tf.cast(self.model(self.x), tf.float32))
+
+        def setup(self, case):
+            return lambda: float(self.forward())
+    """)
+
+
+def test_keras_bfloat16_and_inter_op_threads_are_proven_in_tensorflow(tmp_path):
+    module = tmp_path / "keras_model.py"
+    module.write_text(KERAS)
+    out = tmp_path / "bf16.json"
+    done = subprocess.run(
+        [str(PYTHON), str(SCRIPTS / "run_benchmark.py"), "--experiment", "t", "--label",
+         "environment=bf16", "--benchmark", str(module), "--environment", "bf16",
+         "--precision", "bfloat16", "--interop-threads", "1", "--samples", "2",
+         "--out", str(out)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(out.read_text())["knobs"]["proofs"]
+    seen = found["precision"]["seen"]
+    assert seen["in_bfloat16"] == seen["onednn_compute_primitives"] > 0
+    assert found["interop_threads"]["seen"] == {"threads_named_tf_Compute": 1}

@@ -15,7 +15,7 @@ CATALOG = {"glibc": {}, "tcmalloc": {"preload": ["libtcmalloc.so.4"], "group": "
 
 def test_candidates_are_the_grouped_knobs_and_the_thread_counts_not_run_yet():
     found = search.candidates(CATALOG, {"threads": 1}, cores=4)
-    assert list(found) == ["tcmalloc", "jemalloc", "bf16", "threads_2", "threads_4"]
+    assert list(found) == ["tcmalloc", "jemalloc", "bf16", "threads_2", "threads_4", "interop_1"]
     assert found["threads_4"] == {"threads": 4, "group": "threads"}
     named = search.candidates(CATALOG, {"threads": 2, "search": {"knobs": ["mine", "threads_1"]}},
                               cores=2)
@@ -39,6 +39,11 @@ def test_the_recipe_is_a_line_to_paste_and_what_the_code_needs():
     assert code == ["each step inside `with torch.autocast('cpu', dtype=torch.bfloat16):`"]
     line, code = search.recipe(spec, "tensorflow")
     assert "TF_NUM_INTRAOP_THREADS=2" in line and "mixed_bfloat16" in code[0]
+    line, code = search.recipe({"interop_threads": 1}, "torch")
+    assert line == "python train.py" and code == [
+        "torch.set_num_interop_threads(1) before any PyTorch work"]
+    line, code = search.recipe({"interop_threads": 1}, "tensorflow")
+    assert line == "TF_NUM_INTEROP_THREADS=1 python train.py" and code == []
 
 
 def test_run_cpu_environment_is_what_the_launcher_sets_here():

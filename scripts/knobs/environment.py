@@ -318,6 +318,17 @@ def _threads(value):
     return found == int(value), {getter: found}
 
 
+def _interop_threads(value):
+    """The inter-op pool: PyTorch's getter, or TensorFlow's threads (named tf_Compute)."""
+    if "torch" in sys.modules:
+        found = sys.modules["torch"].get_num_interop_threads()
+        return found == int(value), {"torch.get_num_interop_threads": found}
+    if "tensorflow" in sys.modules:
+        found = thread_names().get("tf_Compute", 0)
+        return found == int(value), {"threads_named_tf_Compute": found}
+    return None, {}
+
+
 def _onednn_isa(value, observed):
     """Every convolution and matrix product oneDNN ran used an instruction set at or under
     the cap (ONEDNN_MAX_CPU_ISA=AVX512_CORE: no AMX, no bfloat16 instructions)."""
@@ -379,6 +390,7 @@ EFFECTS = {
 OTHER_EFFECTS = {
     "libiomp5": Effect(_openmp_runtime, started=True),
     "threads": Effect(_threads, started=True),
+    "interop_threads": Effect(_interop_threads, started=True),
     "precision": Effect(_precision, started=True, observes=True),
 }
 # Variables only Intel's OpenMP reads: set without it, they would be ignored without a word.
@@ -524,7 +536,7 @@ def knobs_of(name, spec, resolve=True):
         knobs.append(Knob(library, path, "preload"))
     if spec.get("aslr", True) is False:
         knobs.append(Knob("aslr", "off", "personality"))
-    for key in ("threads", "precision"):
+    for key in ("threads", "interop_threads", "precision"):
         if spec.get(key) is not None:
             knobs.append(Knob(key, str(spec[key]), key))
     intel = any(os.path.basename(k.value).startswith("libiomp5") for k in knobs
@@ -546,6 +558,8 @@ def launch_env(name, spec, threads=None, pass_env=(), base=None):
     threads = spec.get("threads") or threads  # the environment's own count comes first
     if threads is not None:
         env.update({key: str(threads) for key in THREAD_VARIABLES})
+    if spec.get("interop_threads"):  # TensorFlow's; PyTorch's is set in the process
+        env["TF_NUM_INTEROP_THREADS"] = str(spec["interop_threads"])
     knobs = knobs_of(name, spec)
     env.update({k.name: k.value for k in knobs if k.kind == "variable"})
     preloads = [k.value for k in knobs if k.kind == "preload"]

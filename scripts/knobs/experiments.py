@@ -248,6 +248,8 @@ def environment_words(config, name):
         words += ["--aslr", "off"]
     if spec.get("threads"):
         words += ["--environment-threads", spec["threads"]]
+    if spec.get("interop_threads"):
+        words += ["--interop-threads", spec["interop_threads"]]
     if spec.get("precision"):
         words += ["--precision", spec["precision"]]
     required = spec.get("require_effect", False)

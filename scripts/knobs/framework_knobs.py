@@ -28,6 +28,7 @@ def prepare(knobs):
         if "tensorflow" in sys.modules and "torch" not in sys.modules:
             sys.modules["tensorflow"].keras.mixed_precision.set_global_policy(
                 f"mixed_{precision}")
+    set_interop_threads(knobs)
     if environment.needs_onednn_lines(knobs) and "torch" in sys.modules:
         # ONEDNN_VERBOSE is set for TensorFlow's sake: PyTorch's lines wait for `traced`
         sys.modules["torch"].backends.mkldnn.verbose(0).__enter__()
@@ -37,10 +38,22 @@ OPENMP_VARIABLES = ("OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY", "KMP_AFF
                     "KMP_BLOCKTIME")
 
 
+def set_interop_threads(knobs):
+    """PyTorch's inter-op pool, sized before it runs anything (TensorFlow's: its variable)."""
+    count = next((int(k.value) for k in knobs if k.kind == "interop_threads"), None)
+    torch = sys.modules.get("torch")
+    if count is not None and torch is not None and torch.get_num_interop_threads() != count:
+        try:
+            torch.set_num_interop_threads(count)
+        except RuntimeError as error:  # once inter-op work has started: the proof will say
+            print(f"run_benchmark: inter-op threads not set: {error}", file=sys.stderr)
+
+
 def check_built(knobs):
     """Once the benchmark is built (its framework loaded), before any step is timed: a
     precision no framework can take, or an OpenMP knob where nothing uses OpenMP, is not
     applicable."""
+    set_interop_threads(knobs)  # where the benchmark imported PyTorch only while building
     precision = _precision(knobs)
     if precision is not None and "torch" not in sys.modules:
         tensorflow = sys.modules.get("tensorflow")

@@ -24,6 +24,8 @@ def candidates(environments, section, cores):
     for count in sorted({1, max(1, cores // 2), cores} - {section.get("threads", 1)}):
         if not wanted or f"threads_{count}" in wanted:
             found[f"threads_{count}"] = {"threads": count, "group": "threads"}
+    if cores > 1 and (not wanted or "interop_1" in wanted):  # both frameworks' default: cores
+        found["interop_1"] = {"interop_threads": 1, "group": "interop"}
     return found
 
 
@@ -32,7 +34,7 @@ def combined(first, second):
     spec = {"env": {**first.get("env", {}), **second.get("env", {})},
             "preload": first.get("preload", []) + [p for p in second.get("preload", [])
                                                    if p not in first.get("preload", [])]}
-    for key in ("threads", "precision"):
+    for key in ("threads", "interop_threads", "precision"):
         if key in first or key in second:
             spec[key] = second.get(key, first.get(key))
     spec["groups"] = sorted({*groups(first), *groups(second)})
@@ -119,8 +121,13 @@ def recipe(spec, runtime, command="python train.py"):
     if spec.get("threads"):
         variable = "TF_NUM_INTRAOP_THREADS" if runtime == "tensorflow" else "OMP_NUM_THREADS"
         words.append(f"{variable}={spec['threads']}")
+    if spec.get("interop_threads") and runtime == "tensorflow":
+        words.append(f"TF_NUM_INTEROP_THREADS={spec['interop_threads']}")
     words += [f"{key}={shlex.quote(str(value))}" for key, value in spec.get("env", {}).items()]
     code = []
+    if spec.get("interop_threads") and runtime != "tensorflow":
+        code.append(f"torch.set_num_interop_threads({spec['interop_threads']}) before any "
+                    "PyTorch work")
     if spec.get("precision") == "bfloat16":
         code.append("tf.keras.mixed_precision.set_global_policy('mixed_bfloat16') before the "
                     "model is built" if runtime == "tensorflow" else

@@ -8,7 +8,7 @@ BLOCKS names the set each block is written from."""
 import pandas as pd
 
 from knobs import stats
-from knobs.blocks import PAPER, interval, machine_line, ms, tables_at
+from knobs.blocks import interval, machine_line, ms, tables_at
 
 SETS = {"tensorflow": "knob_search/tensorflow/search/hourglass_tensorflow",
         "torch": "knob_search/torch/search/hourglass_torch"}
@@ -54,9 +54,10 @@ def processes(t, environment):
 
 def answer(t):
     """The README's: each framework's best after the search, and the gap left."""
+    paper = t.root.parents[len(SETS["torch"].split("/")) - 1]  # this set's results/paper
     found = {}
     for framework, folder in SETS.items():
-        tables = tables_at(PAPER / folder)
+        tables = tables_at(paper / folder)
         name, row = best_of(tables)
         baseline = ranked(tables)
         base = baseline[baseline["kind"] == "alone"]["compared_with"].iloc[0]
