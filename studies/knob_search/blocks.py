@@ -74,7 +74,8 @@ def answer(t):
     return ("- **With the knobs searched** (`make search`, each knob alone, then the helpful "
             "ones combined; [the study](studies/knob_search/README.md)): " + "; ".join(lines)
             + f". TensorFlow's best is **{ratio:.2f}x [{low:.2f}, {high:.2f}]** PyTorch's best "
-            "(two searches, so unpaired: a wider interval).")
+            "(two searches, so unpaired: a wider interval; measured on a slower day than the "
+            "reference run, so compare ratios, not times, with the lines above).")
 
 
 BLOCKS = {
