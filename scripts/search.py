@@ -127,10 +127,12 @@ class Search:
         for job in experiments.jobs(filled):
             run = job.run(self.folder)
             if not os.path.exists(run):
-                log = f"logs/{self.folder.strip('/')}/benchmark_run/{run[len(self.folder) + 6:-5]}.log"
+                under = os.path.relpath(run, self.folder)  # runs/<experiment>/.../rep<k>.json
+                log = (f"logs/{self.folder.strip('/')}/benchmark_run/"
+                       f"{os.path.splitext(under)[0].split('/', 1)[1]}.log")
                 lines = open(log).read().splitlines() if os.path.exists(log) else []
                 said = [line for line in lines if line.startswith("run_benchmark:")]
-                found[run[len(self.folder) + 1:]] = (said or lines or ["no log"])[-1]
+                found[under] = (said or lines or ["no log"])[-1]
         return found
 
     def measure(self, experiment, names, baseline):

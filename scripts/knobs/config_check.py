@@ -162,16 +162,14 @@ def check_more_reps(config):
 
 def check_environments(config):
     """A knob that must be proven by its effect needs a way to observe it."""
-    from knobs.environment import EFFECTS, INTEL_OPENMP_ONLY
+    from knobs.environment import EFFECTS, without_intel_openmp
 
     for name, spec in config["environments"].items():
-        intel = any(os.path.basename(p).startswith("libiomp5") for p in spec.get("preload", []))
-        for variable in INTEL_OPENMP_ONLY:
-            if variable in spec.get("env", {}) and not intel:
-                raise ConfigError(
-                    f"config error: environments.{name}.env.{variable}: Intel's OpenMP alone "
-                    "reads it (GNU OpenMP would ignore it without a word). Fix: add "
-                    "`preload: [libiomp5.so]` to the environment (the intel-openmp wheel)")
+        for variable in without_intel_openmp(spec):
+            raise ConfigError(
+                f"config error: environments.{name}.env.{variable}: Intel's OpenMP alone "
+                "reads it (GNU OpenMP would ignore it without a word). Fix: add "
+                "`preload: [libiomp5.so]` to the environment (the intel-openmp wheel)")
         required = spec.get("require_effect", False)
         knobs = list(spec.get("env", {})) + list(spec.get("preload", []))
         for knob in knobs if required is True else required or []:

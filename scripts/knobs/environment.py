@@ -385,10 +385,10 @@ EFFECTS = {
     "GOMP_CPU_AFFINITY": Effect(_pinning, started=True),
     "ONEDNN_MAX_CPU_ISA": Effect(_onednn_isa, started=True, observes=True),
 }
-# Knobs that are not a variable: a preloaded OpenMP runtime (by the library's name), the
-# environment's thread count, its precision.
+# Knobs that are not a variable: Intel's OpenMP runtime preloaded, the environment's thread
+# counts, its precision.
 OTHER_EFFECTS = {
-    "libiomp5": Effect(_openmp_runtime, started=True),
+    "intel_openmp": Effect(_openmp_runtime, started=True),
     "threads": Effect(_threads, started=True),
     "interop_threads": Effect(_interop_threads, started=True),
     "precision": Effect(_precision, started=True, observes=True),
@@ -448,8 +448,7 @@ class Knob:
     def effect(self):
         """How this knob's effect is seen, None where only its presence can be."""
         if self.kind == "preload":
-            return next((effect for stem, effect in OTHER_EFFECTS.items()
-                         if os.path.basename(self.value).startswith(stem)), None)
+            return OTHER_EFFECTS["intel_openmp"] if openmp.is_intel(self.value) else None
         return OTHER_EFFECTS.get(self.kind) or EFFECTS.get(self.name)
 
     def proof_kind(self, preloads):
@@ -470,8 +469,9 @@ class Knob:
                 raise KnobNotApplied(
                     f"preload '{self.name}' ({self.value}) is not mapped into the measured "
                     "process; the dynamic loader ignored it")
-            pending = {"proof": "pending"} if self.effect else {}
-            return {"proof": "effect", "seen": {"mapped": self.value}, **pending}
+            # mapped; where it has an effect to show too, that is proven after the steps
+            return {"proof": "pending" if self.effect else "effect",
+                    "seen": {"mapped": self.value}}
         if self.kind == "personality":
             applied, seen = _layout_fixed(self.value)
             if not applied:
@@ -539,14 +539,19 @@ def knobs_of(name, spec, resolve=True):
     for key in ("threads", "interop_threads", "precision"):
         if spec.get(key) is not None:
             knobs.append(Knob(key, str(spec[key]), key))
-    intel = any(os.path.basename(k.value).startswith("libiomp5") for k in knobs
-                if k.kind == "preload")
-    for variable in INTEL_OPENMP_ONLY:
-        if variable in spec.get("env", {}) and not intel:
-            raise KnobNotApplied(f"environment '{name}': {variable} is read by Intel's OpenMP "
-                                 "alone; without it the variable is ignored. Fix: add "
-                                 "`preload: [libiomp5.so]` (the intel-openmp wheel)")
+    for variable in without_intel_openmp(spec):
+        raise KnobNotApplied(f"environment '{name}': {variable} is read by Intel's OpenMP "
+                             "alone; without it the variable is ignored. Fix: add "
+                             "`preload: [libiomp5.so]` (the intel-openmp wheel)")
     return knobs
+
+
+def without_intel_openmp(spec):
+    """The variables of an environment that only Intel's OpenMP reads, where it does not
+    preload it."""
+    if any(openmp.is_intel(library) for library in spec.get("preload", [])):
+        return []
+    return [variable for variable in INTEL_OPENMP_ONLY if variable in spec.get("env", {})]
 
 
 def launch_env(name, spec, threads=None, pass_env=(), base=None):

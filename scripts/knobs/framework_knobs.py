@@ -6,7 +6,7 @@ framework is the one the benchmark's module imported.
 
 import sys
 
-from knobs import environment, machine, onednn
+from knobs import environment, machine, onednn, openmp
 
 BFLOAT16_FLAGS = ("avx512_bf16", "amx_bf16")  # the CPU's own bfloat16 arithmetic
 
@@ -64,7 +64,7 @@ def check_built(knobs):
                 "or Keras's policy set before the model is built, and this benchmark's module "
                 "does not import TensorFlow at its top (or imports neither framework)")
     openmp_knobs = [k.name for k in knobs if k.name in OPENMP_VARIABLES
-                    or (k.kind == "preload" and k.name.startswith("libiomp5"))]
+                    or (k.kind == "preload" and openmp.is_intel(k.value))]
     if openmp_knobs:
         environment.needs_openmp(", ".join(openmp_knobs))
 

@@ -76,10 +76,3 @@ class Capture:
         sys.stdout.flush()
         return text
 
-
-def traced_step(step):
-    """Run `step` once with PyTorch's oneDNN verbose lines on (it prints nothing otherwise)."""
-    import torch
-
-    with torch.backends.mkldnn.verbose(torch.backends.mkldnn.VERBOSE_ON):
-        step()

@@ -20,6 +20,11 @@ class _DlInfo(ctypes.Structure):
                 ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]
 
 
+def is_intel(library):
+    """Whether a library (a name or a path) is Intel's OpenMP runtime."""
+    return os.path.basename(library).startswith("libiomp5")
+
+
 def serving(symbol="GOMP_parallel"):
     """The real path of the library the process's global scope resolves `symbol` to (what a
     framework's own call reaches), or None where nothing defines it."""
