@@ -10,6 +10,7 @@ include: "rules/common.smk"
 include: "rules/benchmarks.smk"
 include: "rules/tables.smk"
 include: "rules/figures.smk"
+include: "rules/search.smk"
 
 
 # Cheap steps run where Snakemake runs, not through a cluster's queue (the tables, which can
@@ -18,6 +19,7 @@ localrules:
     all,
     figure,
     report_config,
+    search_answer,
 
 
 rule all:

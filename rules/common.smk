@@ -7,7 +7,7 @@ from snakemake.settings.types import DeploymentMethod
 SCRIPTS = Path(workflow.basedir) / "scripts"
 sys.path.insert(0, str(SCRIPTS))
 
-from knobs import experiments, machine, runtimes
+from knobs import experiments, machine, runtimes, search
 from knobs.config_check import ConfigError, validated
 
 # ---- Validation: before any job starts, every error names its key ---------------------------
@@ -183,6 +183,14 @@ def figure_category(wildcards):
     return FIGURES[wildcards.figure]
 
 
+def search_baseline(wildcards):
+    return config["benchmarks"][config["search_of"]]["baseline"]
+
+
+def search_caption(wildcards, input):
+    return search.caption(input.ranked, input.recipe)
+
+
 def summary_inputs(wildcards=None):
     return {
         f"{name}_table": f"{RESULTS}/tables/{name}.csv"
@@ -220,6 +228,7 @@ def get_final_output():
         f"{RESULTS}/tables/system.csv",
         f"{RESULTS}/tables/verdicts.csv",
         f"{RESULTS}/config_used.yaml",
+        *([f"{RESULTS}/search.png"] if config.get("search_of") else []),
     ]
 
 

@@ -15,8 +15,9 @@ Snakemake run of a config this script writes, every knob proven in every process
    combination so far and measured side by side with it; kept only where faster again;
 3. `<BENCH>_final`: the baseline, the best combination and the launchers' settings together.
 
-Then writes `search.csv` (ranked), `search.png` (each step's ratio with its interval),
-`recipe.txt` (the line to paste and the config entry) and prints them. Stopped and started
+Then writes `search.csv` (ranked) and `recipe.txt` (the line to paste and the config entry),
+prints them, and draws `search.png` (each step's ratio with its interval) and the folder's
+`report.html`, whose section "Which knobs help" holds all three (rules/search.smk). Stopped and started
 again, it measures nothing twice: each stage's runs are files the next start finds, and the
 choices between stages are made again from them. `--minutes`: the most minutes of measuring
 (the processes' own time); a step that would go past it is not started.
@@ -34,6 +35,7 @@ import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import paper  # noqa: E402  (beside this script)
 from knobs import config_check, environment, search, stats  # noqa: E402
 from knobs.experiments import TWIN, results_dir  # noqa: E402
 
@@ -192,11 +194,7 @@ class Search:
         say(f"stage {len(self.stages)} ({experiment}): {len(names)} environments and the A/A "
             f"twin, {processes} processes; {self.spent():.1f} of {self.minutes:g} minutes "
             "spent so far")
-        # every table and figure (rule all): the folder is a result set like any other
-        # progress alone on the screen: each job's details are in the logs
-        command = [sys.executable, "-m", "snakemake", "--snakefile", SNAKEFILE, "--cores", "1",
-                   "--quiet", "rules", "host", "--configfile",
-                   os.path.join(self.folder, "config.yaml")]
+        command = self.snakemake()
         if subprocess.run(command).returncode != 0:
             failed = self.failed()
             say(f"{len(failed)} process(es) failed (a knob that did not apply, a crash): "
@@ -205,6 +203,22 @@ class Search:
             self.write_state()
             self.write("config.yaml", self.config())
             subprocess.run(command, check=True)
+
+    def snakemake(self):
+        """Every table and figure (rule all) of the folder, a result set like any other; only
+        the progress on the screen: each job's details are in the logs."""
+        return [sys.executable, "-m", "snakemake", "--snakefile", SNAKEFILE, "--cores", "1",
+                "--quiet", "rules", "host", "--configfile",
+                os.path.join(self.folder, "config.yaml")]
+
+    def draw(self):
+        """The search's figure and the folder's report, with the answer in a section of its
+        own (rules/search.smk): drawn by the rules that aggregate, nothing measured."""
+        self.write("config.yaml", {**self.config(), "search_of": self.bench})
+        command = self.snakemake() + ["--allowed-rules", *paper.RULES]
+        subprocess.run(command, check=True)
+        subprocess.run(command + ["--report", os.path.join(self.folder, "report.html")],
+                       check=True)
 
     def write_state(self):
         """What the next start needs and the tables do not hold: why each failed process
@@ -353,46 +367,19 @@ class Search:
         text += [f"note: {note}" for note in self.notes]
         with open(os.path.join(self.folder, "recipe.txt"), "w") as out:
             out.write("\n".join(text) + "\n")
-        figure(table, self.baseline, os.path.join(self.folder, "search.png"),
-               self.user.get("statistics", {}).get("threshold", 0.05))
+        self.draw()
         shown = table.reindex(columns=["kind", "environment", "compared_with", "ratio",
                                        "ratio_low", "ratio_high", "verdict", "reason"])
         shown["reason"] = shown["reason"].fillna("").str.slice(0, 60)
         print(shown.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
         print("\n".join(text))
-        say(f"written: {self.folder}/search.csv, search.png, recipe.txt")
+        say(f"written: {self.folder}/search.csv, recipe.txt, search.png, report.html")
 
 
 def resolved(name, spec):
     """The spec with each preload's real path, as the recipe must name it."""
     return {**spec, "preload": [environment.resolve_library(name, p)
                                 for p in spec.get("preload", [])]}
-
-
-def figure(table, baseline, out, threshold=0.05):
-    """Each knob alone and each step of the combination, its ratio with its interval."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    shown = table[table["ratio"].notna()].reset_index(drop=True) if "ratio" in table else table
-    fig, ax = plt.subplots(figsize=(7, 0.35 * max(len(shown), 3) + 1.4), layout="constrained")
-    colors = {"alone": "tab:gray", "launcher": "tab:purple", "step": "tab:blue",
-              "best": "tab:green", "best vs launcher": "tab:green"}
-    for position, r in shown.iterrows():
-        ax.errorbar(r["ratio"], position, xerr=[[r["ratio"] - r["ratio_low"]],
-                                                [r["ratio_high"] - r["ratio"]]],
-                    fmt="o", color=colors.get(r["kind"], "black"))
-    ax.set_yticks(range(len(shown)), [f"{r['kind']}: {r['environment']} / {r['compared_with']}"
-                                      for _, r in shown.iterrows()], fontsize=8)
-    ax.invert_yaxis()
-    ax.axvline(1, color="black", lw=0.8)
-    ax.set_xlabel(f"time ratio, 95% interval (under 1: faster; shaded: within {threshold:.0%})")
-    ax.axvspan(1 - threshold, 1 + threshold, color="tab:gray", alpha=0.15, lw=0)
-    ax.set_title(f"Each knob alone against {baseline}, then each step of the combination",
-                 fontsize=10)
-    fig.savefig(out, dpi=150)
 
 
 def module_config(module):

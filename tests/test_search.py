@@ -77,3 +77,21 @@ def test_the_ladder_stops_where_the_budget_would_be_passed():
     best, path, finished = search.ladder(["tcmalloc", "bf16"], dict(CATALOG),
                                          lambda *_: {"verdict": "faster"}, lambda: False)
     assert (best, path, finished) == ("tcmalloc", [], False)
+
+
+def test_the_report_shows_the_recipe_as_written_and_every_ranked_row(tmp_path):
+    import docutils.core
+
+    ranked, recipe = tmp_path / "search.csv", tmp_path / "recipe.txt"
+    ranked.write_text("kind,stage,environment,compared_with,ratio,ratio_low,ratio_high,verdict,"
+                      "reason\nalone,s,tcmalloc,glibc,0.9,0.85,0.95,faster,\n"
+                      "alone,s,omp_pinned,glibc,,,,not measured,*one* OpenMP thread: `none`\n"
+                      "best,s_final,tcmalloc,glibc,0.91,0.86,0.96,faster,\n")
+    recipe.write_text("best: tcmalloc\n\nthe line:\n  LD_PRELOAD=/x/libtcmalloc.so.4 python "
+                      "train.py\n")
+    html = docutils.core.publish_parts(search.caption(ranked, recipe), writer="html",
+                                       settings_overrides={"halt_level": 2})["html_body"]
+    assert "LD_PRELOAD=/x/libtcmalloc.so.4 python train.py" in html  # as written, not reflowed
+    assert html.count("<tr>") == 4  # the header and every row, the unmeasured one included
+    assert "*one* OpenMP thread: `none`" in html  # its reason as written, not as markup
+    assert "[0.85, 0.95]" in html

@@ -133,3 +133,27 @@ def recipe(spec, runtime, command="python train.py"):
                     "model is built" if runtime == "tensorflow" else
                     "each step inside `with torch.autocast('cpu', dtype=torch.bfloat16):`")
     return " ".join(words + [command]), code
+
+
+def caption(ranked_csv, recipe_txt):
+    """The report's text beside a search's figure: the recipe as written, then the ranked
+    table (reStructuredText)."""
+    import pandas as pd
+
+    recipe = open(recipe_txt).read().rstrip().splitlines()
+    table = pd.read_csv(ranked_csv)
+    reasons = "reason" in table and table["reason"].notna().any()  # a knob not measured
+    columns = ["kind", "environment", "compared_with", "ratio", "interval", "verdict",
+               *(["reason"] if reasons else [])]
+    rows = []
+    for r in table.itertuples():
+        measured = not pd.isna(getattr(r, "ratio", float("nan")))
+        row = [r.kind, r.environment, r.compared_with, f"{r.ratio:.2f}" if measured else "",
+               f"[{r.ratio_low:.2f}, {r.ratio_high:.2f}]" if measured else "", r.verdict]
+        rows.append(row + ([] if not reasons else [""] if pd.isna(r.reason) else [r.reason]))
+    lines = ["The recipe (``recipe.txt``)::", "", *[f"    {line}" for line in recipe], "",
+             "The ranked table (``search.csv``):", "", ".. list-table::", "   :header-rows: 1", ""]
+    for row in [columns, *rows]:  # '..' (a comment) keeps an empty cell a cell
+        cells = [re.sub(r"([\\`*_|])", r"\\\1", str(cell)) or ".." for cell in row]
+        lines += [f"   * - {cells[0]}", *[f"     - {cell}" for cell in cells[1:]]]
+    return "\n".join(lines)

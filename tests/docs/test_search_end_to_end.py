@@ -2,6 +2,7 @@
 tiny size): every stage measured through the workflow, the ranked table, the recipe, the
 figure; started again, it measures nothing twice."""
 
+import re
 import subprocess
 
 import pandas as pd
@@ -48,6 +49,10 @@ def test_a_search_ranks_each_knob_combines_the_helpful_ones_and_prints_the_recip
     if best != "glibc":
         assert "the line:" in recipe and "python train.py" in recipe
     assert (folder / "search.png").stat().st_size > 10_000
+    # the report's own section: the figure, with the recipe and the ranked table beside it
+    report = (folder / "report.html").read_text()
+    assert re.search(r"Which knobs make .{0,60}transformer", report)
+    assert "The ranked table" in report and "The recipe" in report
     # every measured process proved its knobs: bf16's convolutions and products in bfloat16
     runs = pd.read_csv(folder / "tables" / "transformer.csv")
     assert set(runs.loc[runs["environment"] == "bf16", "knob_proofs"]) == {"precision=effect"}
