@@ -30,19 +30,18 @@ $(VENV)/.installed: requirements.txt
 	bash scripts/setup_system.sh
 	touch $@
 
+# Interrupted or damaged, the same command recovers (scripts/run.py): nothing measured twice.
 run: setup
-	$(SNAKEMAKE) --cores 1 --configfile $(CONFIG)
-	$(SNAKEMAKE) --cores 1 --configfile $(CONFIG) --report $(RESULTS)/report.html
+	$(VENV)/bin/python scripts/run.py $(CONFIG)
 
 report: setup
-	$(SNAKEMAKE) --cores 1 --configfile $(CONFIG) --report $(RESULTS)/report.html
+	$(VENV)/bin/python scripts/run.py $(CONFIG) --report-only
 
 # Rerun one configuration and what is built from it, e.g. make rerun RUN=copy/theano/tcmalloc
 rerun: setup
 	@test -n "$(RUN)" || { echo "usage: make rerun RUN=<experiment>/<configuration path>, e.g. copy/theano/tcmalloc"; exit 2; }
 	@test -d $(RESULTS)/runs/$(RUN) || { echo "no $(RESULTS)/runs/$(RUN): run it first (make run)"; exit 2; }
-	$(SNAKEMAKE) --cores 1 --configfile $(CONFIG) --forcerun $$(find $(RESULTS)/runs/$(RUN) -name '*.json' | sort)
-	$(SNAKEMAKE) --cores 1 --configfile $(CONFIG) --report $(RESULTS)/report.html
+	$(VENV)/bin/python scripts/run.py $(CONFIG) -- --forcerun $$(find $(RESULTS)/runs/$(RUN) -name '*.json' | sort)
 
 # More processes where the run's verdicts are inconclusive (scripts/resolve.py), at most MOST
 # per configuration, e.g. make resolve MOST=12 (CONFIG: the config the run was made with;
@@ -53,8 +52,7 @@ MOST ?= 12
 resolve: setup
 	@test -f $(RESULTS)/tables/verdicts.csv || { echo "no $(RESULTS)/tables/verdicts.csv: run it first (make run)"; exit 2; }
 	$(VENV)/bin/python scripts/resolve.py $(RESULTS) --most $(MOST) $(if $(MINUTES),--minutes $(MINUTES)) > $(RESULTS)/more_reps.yaml
-	$(SNAKEMAKE) --cores 1 --forcerun table --configfile $(CONFIG) $(RESULTS)/more_reps.yaml
-	$(SNAKEMAKE) --cores 1 --configfile $(CONFIG) $(RESULTS)/more_reps.yaml --report $(RESULTS)/report.html
+	$(VENV)/bin/python scripts/run.py $(CONFIG) $(RESULTS)/more_reps.yaml -- --forcerun table
 
 # Rebuild the figures, tables and report of shipped result sets from their run files and their
 # config.yaml (scripts/paper.py): no benchmark runs, no framework is imported. Without STUDY:

@@ -18,6 +18,7 @@ include: "rules/search.smk"
 localrules:
     all,
     figure,
+    not_measured_table,
     report_config,
     search_answer,
 

@@ -26,8 +26,7 @@ except ConfigError as error:
 # Where results are read and written: `results` by default; `results/paper` holds the
 # shipped run, whose figures rebuild from its tables without running any benchmark.
 RESULTS = experiments.results_dir(config)
-# Each result set's logs apart, so that runs of two configs never write one log file.
-LOGS = f"logs/{RESULTS.strip('/')}"
+LOGS = experiments.logs_dir(config)
 EXPERIMENTS = experiments.experiments(config)
 JOBS = {job.run(RESULTS): job for job in experiments.jobs(config)}
 # Processes run in rounds (rep k of every configuration, shuffled): highest priority first.
@@ -229,6 +228,7 @@ def get_final_output():
         f"{RESULTS}/tables/verdicts.csv",
         f"{RESULTS}/config_used.yaml",
         *([f"{RESULTS}/search.png"] if config.get("search_of") else []),
+        *([f"{RESULTS}/tables/not_measured.csv"] if config["not_measured"] else []),
     ]
 
 

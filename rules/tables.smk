@@ -98,3 +98,21 @@ rule report_config:
         config=config,
     script:
         "../scripts/write_config.py"
+
+
+rule not_measured_table:
+    output:
+        report(
+            f"{RESULTS}/tables/not_measured.csv",
+            caption="../report/not_measured.rst",
+            category="Summary statistics",
+            labels={"what": "not measured"},
+        ),
+    log:
+        f"{LOGS}/not_measured_table.log",
+    conda:
+        "../envs/plots.yaml"
+    params:
+        not_measured=config["not_measured"],
+    script:
+        "../scripts/not_measured.py"

@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 DEFAULT = ["results/paper", "results/paper/gpu", "results/paper/gpu/second"]
 RULES = ["table", "ops_table", "summary_table", "verdicts_table", "report_config", "figure",
-         "search_answer", "all"]
+         "search_answer", "not_measured_table", "all"]
 
 
 def sets_of(study, root):

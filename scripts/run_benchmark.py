@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -131,7 +132,12 @@ def launch(args, argv):
         with tempfile.TemporaryDirectory(prefix="knobs-measured-") as scratch:
             code = subprocess.run(command, env={**env, "TMPDIR": scratch},
                                   preexec_fn=fix_layout).returncode
-        if code or args.describe or not os.path.exists(args.out):
+        if code < 0:  # a signal: nothing in the process could say so (an exit says its own)
+            print(f"run_benchmark: {death(-code)}", file=sys.stderr, flush=True)
+            return 128 - code  # as a shell reports a signal
+        if code:
+            return code
+        if args.describe or not os.path.exists(args.out):
             return code
         result = results.read(args.out, validate=False)
         disturbed = result["process"]["disturbed"]
@@ -145,6 +151,21 @@ def launch(args, argv):
         result["process"]["previous_attempts"] = previous
         results.write_json(args.out, result)
     return 0
+
+
+# What kills a measured process, most often, by its signal.
+LIKELY = {signal.SIGKILL: "sent by the out-of-memory killer (`dmesg` says) or a kill -9",
+          signal.SIGSEGV: "a crash inside the process, e.g. in a library under a preload",
+          signal.SIGABRT: "the process aborted itself: a failed check in native code",
+          signal.SIGBUS: "a crash on a bad memory access: a full /dev/shm or a damaged file",
+          signal.SIGTERM: "stopped from outside (a scheduler's time limit, a kill)"}
+
+
+def death(number):
+    """One line on the signal that ended the measured process before its result."""
+    sig = signal.Signals(number)
+    return (f"the measured process was killed by {sig.name} (signal {number}"
+            + (f": {LIKELY[sig]}" if sig in LIKELY else "") + "); its result was not written")
 
 
 def main(argv=None):

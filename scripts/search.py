@@ -36,7 +36,7 @@ import yaml
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import paper  # noqa: E402  (beside this script)
-from knobs import config_check, environment, search, stats  # noqa: E402
+from knobs import config_check, environment, experiments, recovery, search, stats  # noqa: E402
 from knobs.experiments import TWIN, results_dir  # noqa: E402
 
 
@@ -114,28 +114,11 @@ class Search:
         stage_config["benchmarks"] = {
             experiment: {**base, "environments": names, "baseline": baseline}
             for experiment, names, baseline in self.stages}
-        stage_config["not_measured"] = sorted(self.not_measured)
+        stage_config["not_measured"] = dict(sorted(self.not_measured.items()))
         staged = {experiment for experiment, _, _ in self.stages}  # started again: so far
         stage_config["more_reps"] = {path: reps for path, reps in sorted(self.more_reps.items())
                                      if path.split("/", 1)[0] in staged}
         return stage_config
-
-    def failed(self):
-        """{run file: the last line its log gives} of each process the stage lacks."""
-        from knobs import experiments
-
-        filled = config_check.validated(self.config())
-        found = {}
-        for job in experiments.jobs(filled):
-            run = job.run(self.folder)
-            if not os.path.exists(run):
-                under = os.path.relpath(run, self.folder)  # runs/<experiment>/.../rep<k>.json
-                log = (f"logs/{self.folder.strip('/')}/benchmark_run/"
-                       f"{os.path.splitext(under)[0].split('/', 1)[1]}.log")
-                lines = open(log).read().splitlines() if os.path.exists(log) else []
-                said = [line for line in lines if line.startswith("run_benchmark:")]
-                found[under] = (said or lines or ["no log"])[-1]
-        return found
 
     def measure(self, experiment, names, baseline):
         """Measure one stage (the stages before it stay in the config: their runs are
@@ -164,8 +147,6 @@ class Search:
             return
         say(f"{experiment}: {len(open_)} inconclusive verdict(s): {most} processes each for "
             f"them, the baseline and its twin (about {cost:.0f} minutes)")
-        from knobs import experiments
-
         found = experiments.experiments(config_check.validated(self.config()))[experiment]
         for configuration in found.configurations:
             if configuration.environment in wanted:
@@ -196,7 +177,8 @@ class Search:
             "spent so far")
         command = self.snakemake()
         if subprocess.run(command).returncode != 0:
-            failed = self.failed()
+            filled = config_check.validated(self.config())
+            failed = recovery.missing(filled, self.folder, experiments.logs_dir(filled))
             say(f"{len(failed)} process(es) failed (a knob that did not apply, a crash): "
                 "the tables are made without them, each named with its reason")
             self.not_measured.update(failed)
@@ -273,6 +255,9 @@ class Search:
 
     # ---- The search ---------------------------------------------------------------------------
     def run(self):
+        if not self.replay:  # started again after an interruption: as `make run` recovers
+            stored = self.stored("config.yaml")
+            recovery.prepare(stored and config_check.validated(stored), self.folder)
         alone = [self.baseline, *self.knobs, *self.launchers]
         self.measure(self.bench, alone, self.baseline)
         ranked = []
@@ -413,8 +398,8 @@ def main(argv=None):
             sys.exit(f"search: {error} (or name a benchmark of a config: CONFIG=my.yaml)")
     try:
         Search(config, bench, args.minutes, args.replay).run()
-    except config_check.ConfigError as error:
-        sys.exit(str(error))
+    except (config_check.ConfigError, recovery.StillRunning) as error:
+        sys.exit(f"search: {error}")
 
 
 if __name__ == "__main__":

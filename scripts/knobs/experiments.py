@@ -103,6 +103,11 @@ def results_dir(config):
     return config.get("results", "results")
 
 
+def logs_dir(config):
+    """Each result set's logs apart, so that runs of two configs never write one log file."""
+    return f"logs/{results_dir(config).strip('/')}"
+
+
 # ---- Each experiment's configurations -------------------------------------------------------
 def grid_experiment(config, name):
     """A section under `benchmarks:`: its module under every environment, on every device, for

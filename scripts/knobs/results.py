@@ -15,6 +15,15 @@ class ResultError(ValueError):
     """A result file this version of the workflow cannot read as it is."""
 
 
+class DamagedResult(ResultError):
+    """A result file that is not a whole result: not JSON, cut short, or not of the schema."""
+
+    def __init__(self, path, what):
+        self.path, self.what = path, what
+        super().__init__(f"{path}: damaged result file: {what}. `make run` moves it aside to "
+                         f"{os.path.basename(path)}.damaged and measures that process again")
+
+
 def write_json(path, payload):
     """Write `payload` to `path` through a temporary file and a rename, so a crash or a
     failed knob check never leaves a half-written result that looks like a measurement."""
@@ -78,14 +87,26 @@ def _validate(result, path):
         if len(steps) == 5 and steps[0] == "cases" and steps[2] == "samples":
             steps[4] = "(a sample)"  # its place in the cut list is not its place in the file
         where = "/".join(map(str, steps)) or "(top level)"
-        raise ResultError(f"{path}: does not match {SCHEMA.name} at {where}: "
-                          f"{errors[0].message}")
+        raise DamagedResult(path, f"does not match {SCHEMA.name} at {where}: "
+                                  f"{errors[0].message}")
 
 
 def read(path, validate=True):
     """A result file's content, refused unless it is of this format."""
-    with open(path) as handle:
-        result = json.load(handle)
+    with open(path, "rb") as handle:
+        text = handle.read()
+    try:
+        result = json.loads(text)
+    except UnicodeDecodeError as error:
+        raise DamagedResult(path, f"not text ({error.reason} at byte {error.start})")
+    except json.JSONDecodeError as error:
+        # the parser ran out of text inside a value, or inside a string it never closed
+        if error.pos >= len(text.rstrip()) or error.msg.startswith("Unterminated string"):
+            raise DamagedResult(path, f"cut short: its {len(text)} bytes end inside a value")
+        raise DamagedResult(path, f"not JSON ({error.msg} at line {error.lineno} column "
+                                  f"{error.colno})")
+    if not isinstance(result, dict):
+        raise DamagedResult(path, f"a JSON {type(result).__name__}, not a result object")
     found = result.get("format", 1)
     if found != FORMAT:
         raise ResultError(

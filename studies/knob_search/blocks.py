@@ -11,7 +11,8 @@ from knobs import stats
 from knobs.blocks import interval, machine_line, ms, tables_at
 
 SETS = {"tensorflow": "knob_search/tensorflow/search/hourglass_tensorflow",
-        "torch": "knob_search/torch/search/hourglass_torch"}
+        "torch": "knob_search/torch/search/hourglass_torch",
+        "torch_second": "knob_search/torch_second/search/hourglass_torch"}
 NAMES = {"tensorflow": "TensorFlow", "torch": "PyTorch"}
 
 
@@ -56,7 +57,7 @@ def answer(t):
     """The README's: each framework's best after the search, and the gap left."""
     paper = t.root.parents[len(SETS["torch"].split("/")) - 1]  # this set's results/paper
     found = {}
-    for framework, folder in SETS.items():
+    for framework, folder in ((f, SETS[f]) for f in ("tensorflow", "torch")):
         tables = tables_at(paper / folder)
         name, row = best_of(tables)
         baseline = ranked(tables)
@@ -78,10 +79,37 @@ def answer(t):
             "reference run, so compare ratios, not times, with the lines above).")
 
 
+def second_run(t):
+    """The PyTorch search run again, the same code into its own folder: each knob's verdict
+    alone in both runs, and the best each found. Two sure verdicts (faster, slower, no
+    effect) that differ contradict; an inconclusive one contradicts nothing."""
+    paper = t.root.parents[len(SETS["torch_second"].split("/")) - 1]
+    first, second = ranked(tables_at(paper / SETS["torch"])), ranked(t)
+    lines = ["| knob alone | first run | second run | the two |", "|---|---|---|---|"]
+    found = {"same": 0, "one inconclusive": 0, "contradict": 0}
+    mine = second.set_index(["kind", "environment"])
+    for _, row in first[first["kind"].isin(["alone", "launcher"])].iterrows():
+        other = mine.loc[(row["kind"], row["environment"])]
+        verdicts = {row["verdict"], other["verdict"]}
+        kind = ("same" if len(verdicts) == 1 else "one inconclusive"
+                if "inconclusive" in verdicts else "contradict")
+        found[kind] += 1
+        lines.append(f"| `{row['environment']}` | {interval(row)} {row['verdict']} | "
+                     f"{interval(other)} {other['verdict']} | {kind} |")
+    best = [table[table["kind"] == "best"] for table in (first, second)]
+    named = [f"`{b.iloc[0]['environment']}` {interval(b.iloc[0])}" if len(b) else
+             "nothing (no knob faster for sure)" for b in best]
+    return ("\n".join(lines) + f"\n\nOf {len(lines) - 2} verdicts: "
+            + ", ".join(f"{n} {kind}" for kind, n in found.items())
+            + f". Best found: {named[0]} in the first run, {named[1]} in the second (against "
+            f"glibc). Second run measured on {machine_line(t)}.")
+
+
 BLOCKS = {
     "search-tensorflow": (SETS["tensorflow"], search_table),
     "search-torch": (SETS["torch"], search_table),
     "recipe-tensorflow": (SETS["tensorflow"], recipe),
     "recipe-torch": (SETS["torch"], recipe),
     "answer-search": (SETS["torch"], answer),
+    "second-run-torch": (SETS["torch_second"], second_run),
 }

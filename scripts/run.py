@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Run a config through the workflow, then make its report (`make run`, `make rerun`,
+`make resolve`, `make report`):
+
+    run.py CONFIG [MORE_CONFIG...] [--report-only] [-- SNAKEMAKE_ARGUMENTS...]
+
+The same command recovers an interrupted run (knobs/recovery.py): a stale lock is removed, a
+result finished after its Snakemake was killed is kept, a damaged result file is moved aside
+and measured again, a run still at work is named and nothing starts; incomplete outputs are
+made again (the profile's `rerun-incomplete`). Where processes fail (a knob that did not
+apply, a measured process killed), the others are measured all the same (`keep-going`), then
+the tables, figures and report are made without the failed ones: `<results>/not_measured.yaml`
+lists each with why, the report's "not measured" table shows them, and the next run measures
+them again. Exits 1 where a process is missing.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+from snakemake.utils import update_config
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from knobs import config_check, experiments, recovery  # noqa: E402
+
+SNAKEMAKE = [sys.executable, "-m", "snakemake", "--cores", "1"]
+
+
+def merged(paths):
+    """The config the files make together, as Snakemake merges them (later ones win)."""
+    config = {}
+    for path in paths:
+        update_config(config, yaml.safe_load(Path(path).read_text()) or {})
+    return config
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    own, extra = (argv[:argv.index("--")], argv[argv.index("--") + 1:]) if "--" in argv else (
+        argv, [])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("configs", nargs="+", help="config files, later ones winning")
+    parser.add_argument("--report-only", action="store_true", help="make the report alone")
+    args = parser.parse_args(own)
+    try:
+        config = config_check.validated(merged(args.configs))
+        results_dir = experiments.results_dir(config)
+        if not args.report_only:
+            recovery.prepare(config, results_dir)
+    except (config_check.ConfigError, recovery.StillRunning) as error:
+        sys.exit(f"knobs: {error}")
+    overlay = Path(results_dir) / "not_measured.yaml"
+    run = [*SNAKEMAKE, "--configfile", *args.configs]
+    missing = {}
+    if not args.report_only:
+        code = subprocess.run(run + extra).returncode
+        missing = recovery.missing(config, results_dir, experiments.logs_dir(config)) if code else {}
+        if code and not missing:  # not a measured process: Snakemake has said which job
+            return code
+        if missing:
+            listed = config["not_measured"]
+            overlay.write_text(yaml.safe_dump({"not_measured": {
+                **(listed if isinstance(listed, dict) else dict.fromkeys(listed, "")),
+                **missing}}, sort_keys=True))
+            code = subprocess.run(run + [str(overlay)]).returncode
+            if code:
+                return code
+        elif overlay.exists():  # a run that had failed processes is whole again
+            overlay.unlink()
+            if not config["not_measured"]:
+                Path(results_dir, "tables", "not_measured.csv").unlink(missing_ok=True)
+    report = run + ([str(overlay)] if overlay.exists() else [])
+    code = subprocess.run(report + ["--report", os.path.join(results_dir, "report.html")])
+    if missing:  # last, below Snakemake's own lines
+        recovery.say(f"{len(missing)} process(es) not measured; the tables, figures and report "
+                     f"are made without them ({overlay} and tables/not_measured.csv list them; "
+                     "the next run measures them again):\n"
+                     + "\n".join(f"  {run_file}: {why}" for run_file, why in missing.items()))
+    return code.returncode or (1 if missing else 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,150 @@
+"""Interrupted or damaged, the same command recovers (scripts/run.py, knobs/recovery.py): a run
+whose Snakemake was killed, a result file cut short, a measured process that kills itself.
+Each runs a tiny NumPy benchmark of the test's own through `make run`'s script."""
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pandas as pd
+import pytest
+
+from conftest import PYTHON, REPO, write_config
+
+from knobs import recovery, results
+
+BENCHMARK = '''
+import os, signal, time
+import numpy as np
+
+
+class Benchmark:
+    """A sum over a random array; a `pause` before it (time for a kill to land while a
+    process runs); `die_in_rep`: that process kills itself as the out-of-memory killer would
+    kill it."""
+
+    def __init__(self, params, device, seed):
+        time.sleep(params.get("pause", 0))
+        if params.get("die_in_rep") == seed:
+            os.kill(os.getpid(), signal.SIGKILL)
+        self.a = np.random.default_rng(seed).random(params["size"])
+
+    def setup(self, case):
+        return lambda: float(self.a.sum())
+'''
+
+
+def config_of(tmp_path, reps=3, **params):
+    (tmp_path / "tiny_sum.py").write_text(BENCHMARK)
+    return write_config(tmp_path, {"results": str(tmp_path / "results"), "benchmarks": {
+        "tiny_sum": {"module": str(tmp_path / "tiny_sum.py"), "runtime": "numpy",
+                     "params": {"size": 1000, **params}, "environments": ["glibc"],
+                     "reps": reps, "warmup": 1, "samples": 3}}})
+
+
+def make_run(config, **kwargs):
+    """`make run CONFIG=...`, as the Makefile runs it (from the repository)."""
+    return subprocess.run([str(PYTHON), str(REPO / "scripts" / "run.py"), str(config)],
+                          capture_output=True, text=True, cwd=REPO, **kwargs)
+
+
+def run_files(tmp_path):
+    return {p: p.stat().st_mtime_ns for p in (tmp_path / "results" / "runs").rglob("*.json")}
+
+
+def test_a_run_killed_with_sigkill_recovers_with_the_same_command(tmp_path):
+    config = config_of(tmp_path, reps=2, pause=3)
+    started = subprocess.Popen([str(PYTHON), str(REPO / "scripts" / "run.py"), str(config)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO)
+    results_dir = str(tmp_path / "results")
+    deadline = time.time() + 120
+
+    def running():
+        return recovery.running_on(results_dir, workdir=REPO)
+
+    # Snakemake killed while a measured process runs, after one has finished
+    while time.time() < deadline and not (run_files(tmp_path) and any(
+            what == "a measured process" for _, what, _ in running())):
+        time.sleep(0.1)
+    snakemake = [pid for pid, what, _ in running() if what == "Snakemake"]
+    assert snakemake, "no Snakemake process to kill"
+    os.kill(snakemake[0], signal.SIGKILL)
+    started.wait(timeout=30)
+    # its measured process goes on: the same command names it and starts nothing
+    refused = make_run(config)
+    assert refused.returncode != 0
+    assert "a measured process (pid" in refused.stderr and "still running on it" in refused.stderr
+    while running() and time.time() < deadline:
+        time.sleep(0.2)
+    before = run_files(tmp_path)
+    done = make_run(config)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "removed the lock an interrupted run left" in done.stdout
+    # what finished after Snakemake died is kept, though Snakemake had marked it incomplete
+    assert "kept 1 result(s) that finished after their run was interrupted" in done.stdout
+    after = run_files(tmp_path)
+    assert len(after) == 4 and (tmp_path / "results" / "report.html").exists()
+    assert {p: after[p] for p in before} == before  # nothing measured is measured again
+
+
+def test_a_cut_short_result_is_named_kept_aside_and_its_process_alone_measured_again(tmp_path):
+    config = config_of(tmp_path, reps=2)
+    assert make_run(config).returncode == 0
+    files = run_files(tmp_path)
+    cut = sorted(files)[0]
+    text = cut.read_bytes()
+    cut.write_bytes(text[:len(text) // 2])
+    with pytest.raises(results.DamagedResult) as error:  # as the tables read it: one line
+        results.read(cut)
+    assert str(error.value).startswith(f"{cut}: damaged result file: cut short")
+    assert "\n" not in str(error.value) and f"{cut.name}.damaged" in str(error.value)
+    done = make_run(config)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert f"{cut}: damaged result file (cut short" in done.stdout
+    assert (cut.parent / f"{cut.name}.damaged").read_bytes() == text[:len(text) // 2]
+    after = run_files(tmp_path)
+    assert after[cut] != files[cut] and results.read(cut)["format"] == results.FORMAT
+    assert {p: t for p, t in after.items() if p != cut} == {
+        p: t for p, t in files.items() if p != cut}
+
+
+def test_not_json_and_not_the_schema_are_damaged_too(tmp_path):
+    garbage, wrong = tmp_path / "rep0.json", tmp_path / "rep1.json"
+    garbage.write_text("<html>disk quota exceeded</html>\n")
+    wrong.write_text(json.dumps({"format": results.FORMAT, "cases": "none"}))
+    for path, what in ((garbage, "not JSON"), (wrong, "does not match")):
+        with pytest.raises(results.DamagedResult, match=what):
+            results.read(path)
+        assert recovery.readable(path).startswith(what)
+
+
+def test_a_measured_process_that_dies_is_named_with_its_signal_and_listed_missing(tmp_path):
+    config = config_of(tmp_path, reps=3, die_in_rep=1)
+    done = make_run(config)
+    assert done.returncode == 1  # a process is missing: said, not hidden
+    said = "the measured process was killed by SIGKILL (signal 9"
+    assert f"runs/tiny_sum/glibc/cpu/rep1.json: {said}" in done.stdout
+    missing = pd.read_csv(tmp_path / "results" / "tables" / "not_measured.csv")
+    assert sorted(missing["run"]) == [  # rep 1 of the baseline and of its A/A twin
+        "runs/tiny_sum/glibc.twin/cpu/rep1.json", "runs/tiny_sum/glibc/cpu/rep1.json"]
+    assert missing["reason"].str.startswith(said).all()
+    summary = pd.read_csv(tmp_path / "results" / "tables" / "summary.csv")
+    assert dict(zip(summary["environment"], summary["processes"])) == {  # the others went on
+        "glibc": 2, "glibc.twin": 2}
+    assert "not_measured.csv" in (tmp_path / "results" / "report.html").read_text()
+    # the next run measures it again (it dies again: still listed, nothing else remeasured)
+    files = run_files(tmp_path)
+    again = make_run(config)
+    assert again.returncode == 1 and said in again.stdout
+    assert run_files(tmp_path) == files
+
+
+def test_the_signal_line_names_what_most_often_sends_it():
+    import run_benchmark  # beside knobs/
+
+    assert "out-of-memory killer" in run_benchmark.death(signal.SIGKILL)
+    assert run_benchmark.death(signal.SIGSEGV).startswith(
+        "the measured process was killed by SIGSEGV (signal 11: a crash")
+    assert "SIGUSR1 (signal 10)" in run_benchmark.death(signal.SIGUSR1)
