@@ -132,8 +132,11 @@ def main(argv=None):
                         help="convert nothing; fail, naming the fix, if any file is format 1")
     args = parser.parse_args(argv)
     root = Path(args.result_set)
-    old_files = [p for p in sorted((root / "runs").rglob("*.json"))
-                 if json.loads(p.read_text()).get("format", 1) == 1]
+    try:  # not the temporary files of a result being written (.tmp-*.json)
+        old_files = [p for p in sorted((root / "runs").rglob("[!.]*.json"))
+                     if results.load(p).get("format", 1) == 1]
+    except results.DamagedResult as error:
+        sys.exit(str(error))
     if not old_files:
         if not args.check:
             print(f"{root}: no format-1 results; nothing to convert")

@@ -18,6 +18,7 @@ import argparse
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import yaml
@@ -28,6 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from knobs import config_check, experiments, recovery  # noqa: E402
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "--cores", "1"]
+OVERLAY = "not_measured.yaml"  # the processes a run could not measure, with why
 
 
 def merged(paths):
@@ -49,38 +51,52 @@ def main(argv=None):
     try:
         config = config_check.validated(merged(args.configs))
         results_dir = experiments.results_dir(config)
-        if not args.report_only:
+        if args.report_only:
+            return report(args.configs, results_dir)
+        with recovery.alone_on(results_dir):
             recovery.prepare(config, results_dir)
+            return run(args.configs, config, results_dir, extra)
     except (config_check.ConfigError, recovery.StillRunning) as error:
         sys.exit(f"knobs: {error}")
-    overlay = Path(results_dir) / "not_measured.yaml"
-    run = [*SNAKEMAKE, "--configfile", *args.configs]
-    missing = {}
-    if not args.report_only:
-        code = subprocess.run(run + extra).returncode
-        missing = recovery.missing(config, results_dir, experiments.logs_dir(config)) if code else {}
-        if code and not missing:  # not a measured process: Snakemake has said which job
+
+
+def run(configs, config, results_dir, extra):
+    """Measure what is missing, then the tables, figures and report (without the processes
+    that failed, where some did); the exit status Snakemake's, or 1 where one is missing."""
+    overlay = Path(results_dir) / OVERLAY
+    # what a run before this one left out is tried again: its list is made anew
+    overlay.unlink(missing_ok=True)
+    if not config["not_measured"]:
+        Path(results_dir, "tables", "not_measured.csv").unlink(missing_ok=True)
+    started = time.time()
+    code = subprocess.run([*SNAKEMAKE, "--configfile", *configs, *extra]).returncode
+    if code < 0:  # Snakemake itself was killed: the same command recovers
+        return 128 - code
+    missing = recovery.missing(config, results_dir, since=started) if code else {}
+    if code and not missing:  # not a measured process: Snakemake has said which job
+        return code
+    if missing:
+        listed = config["not_measured"]
+        overlay.write_text(yaml.safe_dump({"not_measured": {
+            **(listed if isinstance(listed, dict) else dict.fromkeys(listed, "")), **missing}}))
+        code = subprocess.run([*SNAKEMAKE, "--configfile", *configs, overlay]).returncode
+        if code:
             return code
-        if missing:
-            listed = config["not_measured"]
-            overlay.write_text(yaml.safe_dump({"not_measured": {
-                **(listed if isinstance(listed, dict) else dict.fromkeys(listed, "")),
-                **missing}}, sort_keys=True))
-            code = subprocess.run(run + [str(overlay)]).returncode
-            if code:
-                return code
-        elif overlay.exists():  # a run that had failed processes is whole again
-            overlay.unlink()
-            if not config["not_measured"]:
-                Path(results_dir, "tables", "not_measured.csv").unlink(missing_ok=True)
-    report = run + ([str(overlay)] if overlay.exists() else [])
-    code = subprocess.run(report + ["--report", os.path.join(results_dir, "report.html")])
+    code = report(configs, results_dir)
     if missing:  # last, below Snakemake's own lines
         recovery.say(f"{len(missing)} process(es) not measured; the tables, figures and report "
                      f"are made without them ({overlay} and tables/not_measured.csv list them; "
                      "the next run measures them again):\n"
                      + "\n".join(f"  {run_file}: {why}" for run_file, why in missing.items()))
-    return code.returncode or (1 if missing else 0)
+    return code or (1 if missing else 0)
+
+
+def report(configs, results_dir):
+    """`<results>/report.html` (without the processes a failed run left out, where it did)."""
+    overlay = Path(results_dir) / OVERLAY
+    return subprocess.run([*SNAKEMAKE, "--configfile", *configs,
+                           *([overlay] if overlay.exists() else []),
+                           "--report", os.path.join(results_dir, "report.html")]).returncode
 
 
 if __name__ == "__main__":

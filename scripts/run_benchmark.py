@@ -163,9 +163,13 @@ LIKELY = {signal.SIGKILL: "sent by the out-of-memory killer (`dmesg` says) or a 
 
 def death(number):
     """One line on the signal that ended the measured process before its result."""
-    sig = signal.Signals(number)
-    return (f"the measured process was killed by {sig.name} (signal {number}"
-            + (f": {LIKELY[sig]}" if sig in LIKELY else "") + "); its result was not written")
+    try:
+        name = signal.Signals(number).name
+    except ValueError:  # a real-time signal has no name of its own
+        name = signal.strsignal(number) or "a signal"
+    return (f"the measured process was killed by {name} (signal {number}"
+            + (f": {LIKELY[number]}" if number in LIKELY else "") + "); its result was not "
+            "written")
 
 
 def main(argv=None):

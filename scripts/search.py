@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Which knobs make my step faster here, by how much, for sure, and what do I set.
 
-    search.py BENCH [--config CONFIG] [--minutes N]   (make search BENCH=... [CONFIG=...] [MINUTES=...])
+    search.py BENCH [--config CONFIG] [--minutes N]
+    (make search BENCH=... [CONFIG=...] [MINUTES=...])
 
 BENCH: a benchmark's name under the config's `benchmarks:`, or, without a config, a module
 (`benchmarks/my_model.py`, or one the workflow finds by name) run with no params.
@@ -17,9 +18,9 @@ Snakemake run of a config this script writes, every knob proven in every process
 
 Then writes `search.csv` (ranked) and `recipe.txt` (the line to paste and the config entry),
 prints them, and draws `search.png` (each step's ratio with its interval) and the folder's
-`report.html`, whose section "Which knobs help" holds all three (rules/search.smk). Stopped and started
-again, it measures nothing twice: each stage's runs are files the next start finds, and the
-choices between stages are made again from them. `--minutes`: the most minutes of measuring
+`report.html`, whose section "Which knobs help" holds all three (rules/search.smk). Stopped
+and started again, it measures nothing twice: each stage's runs are files the next start
+finds, and the choices between stages are made again from them. `--minutes`: the most minutes of measuring
 (the processes' own time); a step that would go past it is not started.
 """
 
@@ -130,28 +131,37 @@ class Search:
     def settle(self, experiment, names, baseline):
         """Where an environment's verdict is inconclusive, more processes for it and for the
         baseline and its twin (paired by round), up to `search.most` per configuration, as
-        `make resolve` adds them: an effect called from 3 processes is rarely sure."""
+        `make resolve` adds them: an effect called from 3 processes is rarely sure. Again
+        where a verdict turns inconclusive once the baseline has more processes."""
         most = self.section.get("search", {}).get("most", 8)
-        reps = self.section["reps"]
-        open_ = [name for name in names if name != baseline
-                 and self.effect(self.row(experiment, name), experiment, name)["verdict"]
-                 == "inconclusive"]
-        if not open_ or most <= reps or self.replay:
+        if most <= self.section["reps"] or self.replay:
             return
-        wanted = [*open_, baseline, f"{baseline}{TWIN}"]
-        cost = len(wanted) * (most - reps) * self.minutes_per_process()
-        if self.spent() + cost > self.minutes:
-            self.notes.append(f"{experiment}: {len(open_)} inconclusive verdict(s) left as they "
-                              f"are: {most} processes each would go past {self.minutes:g} "
-                              "minutes")
-            return
-        say(f"{experiment}: {len(open_)} inconclusive verdict(s): {most} processes each for "
-            f"them, the baseline and its twin (about {cost:.0f} minutes)")
         found = experiments.experiments(config_check.validated(self.config()))[experiment]
-        for configuration in found.configurations:
-            if configuration.environment in wanted:
-                self.more_reps[f"{experiment}/{configuration.path}"] = most
-        self.read_stage(experiment, names)
+
+        def settled(name):
+            return all(f"{experiment}/{c.path}" in self.more_reps
+                       for c in found.configurations if c.environment == name)
+
+        while True:
+            open_ = [name for name in names if name != baseline and not settled(name)
+                     and self.effect(self.row(experiment, name), experiment, name)["verdict"]
+                     == "inconclusive"]
+            if not open_:
+                return
+            wanted = [n for n in (*open_, baseline, f"{baseline}{TWIN}") if not settled(n)]
+            cost = len(wanted) * (most - self.section["reps"]) * self.minutes_per_process()
+            if self.spent() + cost > self.minutes:
+                self.notes.append(f"{experiment}: {len(open_)} inconclusive verdict(s) left as "
+                                  f"they are: {most} processes each would go past "
+                                  f"{self.minutes:g} minutes")
+                return
+            say(f"{experiment}: {len(open_)} inconclusive verdict(s): {most} processes each for "
+                f"them{', the baseline and its twin' if baseline in wanted else ''} (about "
+                f"{cost:.0f} minutes)")
+            for configuration in found.configurations:
+                if configuration.environment in wanted:
+                    self.more_reps[f"{experiment}/{configuration.path}"] = most
+            self.read_stage(experiment, names)
 
     def read_stage(self, experiment, names):
         if self.replay:
@@ -178,7 +188,7 @@ class Search:
         command = self.snakemake()
         if subprocess.run(command).returncode != 0:
             filled = config_check.validated(self.config())
-            failed = recovery.missing(filled, self.folder, experiments.logs_dir(filled))
+            failed = recovery.missing(filled, self.folder)
             say(f"{len(failed)} process(es) failed (a knob that did not apply, a crash): "
                 "the tables are made without them, each named with its reason")
             self.not_measured.update(failed)
@@ -250,14 +260,20 @@ class Search:
         if not rows.empty and rows["status"].ne("ok").all():
             return rows["reason"].dropna().iloc[0]
         prefix = f"runs/{experiment}/{environment_name}/"
+        logs = experiments.logs_dir({"results": self.folder})
         return next((why for run, why in self.not_measured.items() if run.startswith(prefix)),
-                    f"no result: see logs/{self.folder}/benchmark_run/{prefix[5:]}")
+                    f"no result: see {logs}/benchmark_run/{prefix[5:]}")
 
     # ---- The search ---------------------------------------------------------------------------
     def run(self):
-        if not self.replay:  # started again after an interruption: as `make run` recovers
+        if self.replay:
+            return self.search()
+        with recovery.alone_on(self.folder):  # started again: recovers as `make run` does
             stored = self.stored("config.yaml")
             recovery.prepare(stored and config_check.validated(stored), self.folder)
+            return self.search()
+
+    def search(self):
         alone = [self.baseline, *self.knobs, *self.launchers]
         self.measure(self.bench, alone, self.baseline)
         ranked = []
@@ -327,8 +343,10 @@ class Search:
         # the thread count the workflow ran it with, where the combination does not set one
         spec = {"threads": self.section["threads"], **self.specs.get(best, {})}
         line, code = search.recipe(resolved(best, spec), self.section["runtime"])
+        time_step = os.path.relpath(os.path.join(os.path.dirname(SNAKEFILE), "scripts",
+                                                 "time_step.py"))
         check, _ = search.recipe(resolved(best, spec), self.section["runtime"], command=(
-            f"{sys.executable} {os.path.relpath(os.path.join(os.path.dirname(SNAKEFILE), 'scripts', 'time_step.py'))} "
+            f"{sys.executable} {time_step} "
             f"{self.section['module']} --params '{json.dumps(self.section.get('params', {}))}'"
             + (f" --precision {spec['precision']}" if spec.get("precision") else "")
             + (f" --case {self.case}" if self.case else "")))
@@ -339,7 +357,8 @@ class Search:
         if best != self.baseline:
             found = table[table["kind"] == "best"].iloc[0]
             text.append(f"  {found['ratio']:.2f}x [{found['ratio_low']:.2f}, "
-                        f"{found['ratio_high']:.2f}] the time of {self.baseline} ({found['verdict']})")
+                        f"{found['ratio_high']:.2f}] the time of {self.baseline} "
+                        f"({found['verdict']})")
             for r in table[table["kind"] == "best vs launcher"].itertuples():
                 if r.verdict != "not measured":
                     text.append(f"  {r.ratio:.2f}x [{r.ratio_low:.2f}, {r.ratio_high:.2f}] the "

@@ -23,12 +23,14 @@ import numpy as np
 class Benchmark:
     """A sum over a random array; a `pause` before it (time for a kill to land while a
     process runs); `die_in_rep`: that process kills itself as the out-of-memory killer would
-    kill it."""
+    kill it; `fail_in_rep`: that one raises."""
 
     def __init__(self, params, device, seed):
         time.sleep(params.get("pause", 0))
         if params.get("die_in_rep") == seed:
             os.kill(os.getpid(), signal.SIGKILL)
+        if params.get("fail_in_rep") == seed:
+            raise RuntimeError("out of ideas")
         self.a = np.random.default_rng(seed).random(params["size"])
 
     def setup(self, case):
@@ -71,7 +73,8 @@ def test_a_run_killed_with_sigkill_recovers_with_the_same_command(tmp_path):
     snakemake = [pid for pid, what, _ in running() if what == "Snakemake"]
     assert snakemake, "no Snakemake process to kill"
     os.kill(snakemake[0], signal.SIGKILL)
-    started.wait(timeout=30)
+    assert started.wait(timeout=30) == 128 + signal.SIGKILL  # said as a shell says it
+    assert not (tmp_path / "results" / "not_measured.yaml").exists()  # nothing called failed
     # its measured process goes on: the same command names it and starts nothing
     refused = make_run(config)
     assert refused.returncode != 0
@@ -110,26 +113,43 @@ def test_a_cut_short_result_is_named_kept_aside_and_its_process_alone_measured_a
         p: t for p, t in files.items() if p != cut}
 
 
-def test_not_json_and_not_the_schema_are_damaged_too(tmp_path):
-    garbage, wrong = tmp_path / "rep0.json", tmp_path / "rep1.json"
-    garbage.write_text("<html>disk quota exceeded</html>\n")
-    wrong.write_text(json.dumps({"format": results.FORMAT, "cases": "none"}))
-    for path, what in ((garbage, "not JSON"), (wrong, "does not match")):
-        with pytest.raises(results.DamagedResult, match=what):
-            results.read(path)
-        assert recovery.readable(path).startswith(what)
+@pytest.mark.parametrize("text, what", [
+    ("<html>disk quota exceeded</html>\n", "not JSON"),
+    ('{\n "format": 2,\n "cases": {}\n}\n}\n', "not JSON"),  # something after the object
+    ('{\n "format": 2,\n "seconds": [\n  0.25,\n  1.', "cut short"),  # inside a number
+    ('{\n "format": 2,\n "reason": "a lo', "cut short"),  # inside a string
+    (json.dumps({"format": 2, "cases": "none"}), "does not match"),
+])
+def test_not_json_cut_short_and_not_the_schema_each_named(tmp_path, text, what):
+    path = tmp_path / "rep0.json"
+    path.write_text(text)
+    with pytest.raises(results.DamagedResult, match=what):
+        results.read(path)
+    assert recovery.damage_of(path).startswith(what)
+
+
+def test_a_second_run_started_at_once_on_the_same_set_stops_naming_the_first(tmp_path):
+    config = config_of(tmp_path)
+    with recovery.alone_on(str(tmp_path / "results")):
+        done = make_run(config)
+    assert done.returncode != 0 and "another run of this workflow works on it" in done.stderr
+    assert not (tmp_path / "results" / "runs").exists()
 
 
 def test_a_measured_process_that_dies_is_named_with_its_signal_and_listed_missing(tmp_path):
-    config = config_of(tmp_path, reps=3, die_in_rep=1)
+    config = config_of(tmp_path, reps=4, die_in_rep=1, fail_in_rep=2)
     done = make_run(config)
     assert done.returncode == 1  # a process is missing: said, not hidden
     said = "the measured process was killed by SIGKILL (signal 9"
     assert f"runs/tiny_sum/glibc/cpu/rep1.json: {said}" in done.stdout
+    assert "runs/tiny_sum/glibc/cpu/rep2.json: RuntimeError: out of ideas" in done.stdout
     missing = pd.read_csv(tmp_path / "results" / "tables" / "not_measured.csv")
-    assert sorted(missing["run"]) == [  # rep 1 of the baseline and of its A/A twin
-        "runs/tiny_sum/glibc.twin/cpu/rep1.json", "runs/tiny_sum/glibc/cpu/rep1.json"]
-    assert missing["reason"].str.startswith(said).all()
+    why = dict(zip(missing["run"], missing["reason"]))
+    assert set(why) == {  # reps 1 and 2 of the baseline and of its A/A twin
+        f"runs/tiny_sum/{environment}/cpu/rep{rep}.json"
+        for environment in ("glibc", "glibc.twin") for rep in (1, 2)}
+    assert all(why[run].startswith(said) for run in why if run.endswith("rep1.json"))
+    assert all(why[run] == "RuntimeError: out of ideas" for run in why if run.endswith("rep2.json"))
     summary = pd.read_csv(tmp_path / "results" / "tables" / "summary.csv")
     assert dict(zip(summary["environment"], summary["processes"])) == {  # the others went on
         "glibc": 2, "glibc.twin": 2}

@@ -80,6 +80,8 @@ def test_the_ladder_stops_where_the_budget_would_be_passed():
 
 
 def test_the_report_shows_the_recipe_as_written_and_every_ranked_row(tmp_path):
+    """The caption as docutils renders it (Snakemake's report renders it so; the report
+    itself is checked in tests/docs/test_search_end_to_end.py)."""
     import docutils.core
 
     ranked, recipe = tmp_path / "search.csv", tmp_path / "recipe.txt"

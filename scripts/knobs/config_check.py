@@ -146,6 +146,9 @@ def check_references(config, available_bytes=None):
     for name in config.get("benchmarks", {}):
         check_benchmark(config, name)
     check_more_reps(config)
+    if config.get("search_of") and config["search_of"] not in config.get("benchmarks", {}):
+        raise ConfigError(f"config error: search_of: {config['search_of']!r} is not a benchmark "
+                          "of this config's `benchmarks:` (scripts/search.py writes it)")
 
 
 def check_more_reps(config):

@@ -13,6 +13,7 @@ validated, defaults filled in.
 
 import itertools
 import json
+import os
 import random
 import shlex
 from dataclasses import dataclass, field, replace
@@ -106,6 +107,13 @@ def results_dir(config):
 def logs_dir(config):
     """Each result set's logs apart, so that runs of two configs never write one log file."""
     return f"logs/{results_dir(config).strip('/')}"
+
+
+def run_log(config, run):
+    """The log of the process that writes the result file `run` (rules/benchmarks.smk)."""
+    under = os.path.relpath(run, results_dir(config))  # runs/<experiment>/.../rep<k>.json
+    return os.path.join(logs_dir(config), "benchmark_run",
+                        os.path.splitext(under)[0].split(os.sep, 1)[1] + ".log")
 
 
 # ---- Each experiment's configurations -------------------------------------------------------

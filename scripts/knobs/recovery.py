@@ -9,10 +9,13 @@ again (scripts/run.py, scripts/search.py), so that the same command recovers:
 - a result file that cannot be read (not JSON, cut short, not the result schema): moved
   aside to `<name>.damaged`, never deleted, so that Snakemake measures that process again.
 
-And after a run, why each process it lacks was not measured (`missing`).
+And after a run, why each process it lacks was not measured (`missing`); while a run works,
+no other may start on the same set (`alone_on`).
 """
 
 import base64
+import contextlib
+import fcntl
 import os
 from pathlib import Path
 
@@ -151,14 +154,14 @@ def keep_finished(results_dir):
     for path, marker in sorted(incomplete_markers().items()):
         if not os.path.abspath(path).startswith(target) or not path.endswith(".json"):
             continue
-        if os.path.exists(path) and readable(path) is None:
+        if os.path.exists(path) and damage_of(path) is None:
             marker.unlink()
             kept.append(path)
     return kept
 
 
 # ---- Damaged result files ---------------------------------------------------------------------
-def readable(path):
+def damage_of(path):
     """None where `path` reads as a whole result, else what is wrong with it (a result of
     another format is whole: it has a fix of its own, which the tables name)."""
     try:
@@ -170,13 +173,27 @@ def readable(path):
     return None
 
 
+@contextlib.contextmanager
+def alone_on(results_dir):
+    """Held while a run works on `results_dir`: a second run started at the same moment
+    stops, naming it, rather than both passing `prepare` and timing at once."""
+    os.makedirs(results_dir, exist_ok=True)
+    with open(os.path.join(results_dir, ".run.lock"), "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise StillRunning(f"{results_dir}: another run of this workflow works on it: wait "
+                               "for it to end, then run the same command again") from None
+        yield
+
+
 def damaged(config, results_dir):
     """[(result file, what is wrong)] of each result the config expects that is there but is
     not a whole result."""
     found = []
     for job in experiments.jobs(config):
         path = job.run(results_dir)
-        if os.path.exists(path) and (what := readable(path)) is not None:
+        if os.path.exists(path) and (what := damage_of(path)) is not None:
             found.append((path, what))
     return found
 
@@ -192,20 +209,18 @@ def move_aside(path):
 
 
 # ---- After a run ------------------------------------------------------------------------------
-def missing(config, results_dir, logs):
+def missing(config, results_dir, since=0.0):
     """{result file under `results_dir` (relative, as `not_measured` names it): why it is
-    not there} of each process the config expects and the run did not write; the reason is
-    the last line its runner wrote in its log (`run_benchmark: ...`)."""
+    not there} of each process the config expects whose job ran (its log written) after
+    `since` and left no result; the reason is the last line of its log: what its runner said
+    last (a knob that did not apply, the signal that killed it) or its traceback's last."""
     found = {}
     for job in experiments.jobs(config):
         path = job.run(results_dir)
-        if os.path.exists(path):
+        log = Path(experiments.run_log(config, path))
+        if os.path.exists(path) or not log.exists() or log.stat().st_mtime < since:
             continue
-        under = os.path.relpath(path, results_dir)  # runs/<experiment>/.../rep<k>.json
-        log = Path(logs) / "benchmark_run" / os.path.splitext(under)[0].split("/", 1)[1]
-        log = log.with_suffix(".log")
-        lines = log.read_text(errors="replace").splitlines() if log.exists() else []
-        said = [line for line in lines if line.startswith("run_benchmark:")]
-        found[under] = ((said or lines or [f"not run (no log: {log})"])[-1]
-                        .removeprefix("run_benchmark: "))
+        lines = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
+        found[os.path.relpath(path, results_dir)] = (
+            lines[-1].removeprefix("run_benchmark: ") if lines else f"nothing said ({log})")
     return found

@@ -91,8 +91,9 @@ def _validate(result, path):
                                   f"{errors[0].message}")
 
 
-def read(path, validate=True):
-    """A result file's content, refused unless it is of this format."""
+def load(path):
+    """A result file's JSON object, whatever its format; a file that is not one (not text, not
+    JSON, cut short) raises DamagedResult naming it."""
     with open(path, "rb") as handle:
         text = handle.read()
     try:
@@ -100,13 +101,21 @@ def read(path, validate=True):
     except UnicodeDecodeError as error:
         raise DamagedResult(path, f"not text ({error.reason} at byte {error.start})")
     except json.JSONDecodeError as error:
-        # the parser ran out of text inside a value, or inside a string it never closed
-        if error.pos >= len(text.rstrip()) or error.msg.startswith("Unterminated string"):
+        # A file cut short is a prefix of a result: the parser stops on its last line (a
+        # result is written one value per line), where the text runs out
+        rest = text[error.pos:].rstrip()
+        if error.msg != "Extra data" and error.pos > 0 and b"\n" not in rest:
             raise DamagedResult(path, f"cut short: its {len(text)} bytes end inside a value")
         raise DamagedResult(path, f"not JSON ({error.msg} at line {error.lineno} column "
                                   f"{error.colno})")
     if not isinstance(result, dict):
         raise DamagedResult(path, f"a JSON {type(result).__name__}, not a result object")
+    return result
+
+
+def read(path, validate=True):
+    """A result file's content, refused unless it is of this format."""
+    result = load(path)
     found = result.get("format", 1)
     if found != FORMAT:
         raise ResultError(
