@@ -135,9 +135,7 @@ def launch(args, argv):
         if code < 0:  # a signal: nothing in the process could say so (an exit says its own)
             print(f"run_benchmark: {death(-code)}", file=sys.stderr, flush=True)
             return 128 - code  # as a shell reports a signal
-        if code:
-            return code
-        if args.describe or not os.path.exists(args.out):
+        if code or args.describe or not os.path.exists(args.out):
             return code
         result = results.read(args.out, validate=False)
         disturbed = result["process"]["disturbed"]

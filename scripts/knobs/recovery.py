@@ -60,6 +60,12 @@ def prepare(config, results_dir):
         Path(results_dir, "tables", f"{experiment}.csv").unlink(missing_ok=True)
 
 
+def inside(path, results_dir, cwd="."):
+    """Whether `path` (relative to `cwd`) lies in the folder `results_dir`."""
+    return os.path.realpath(os.path.join(cwd, path)).startswith(
+        os.path.realpath(results_dir) + os.sep)
+
+
 # ---- Processes still running ------------------------------------------------------------------
 def running_on(results_dir, workdir=".", proc=Path("/proc")):
     """[(pid, 'Snakemake' or 'a measured process', command line)] of the Snakemake processes
@@ -82,8 +88,7 @@ def running_on(results_dir, workdir=".", proc=Path("/proc")):
             if os.path.realpath(results_of(words, cwd)) == target:
                 found.append((pid, "Snakemake", command))
         elif any(w.endswith("run_benchmark.py") for w in words) and "--out" in words[:-1]:
-            out = words[words.index("--out") + 1]
-            if os.path.realpath(os.path.join(cwd, out)).startswith(target + os.sep):
+            if inside(words[words.index("--out") + 1], results_dir, cwd):
                 found.append((pid, "a measured process", command))
     return sorted(found)
 
@@ -111,11 +116,9 @@ def lock_files(results_dir):
     """Snakemake's lock files (`<n>.input.lock`, `<n>.output.lock`) of the runs that write
     into `results_dir`."""
     locks = SNAKEMAKE_STATE / "locks"
-    target = os.path.abspath(results_dir) + os.sep
     runs = set()
     for lock in locks.glob("*.output.lock"):
-        if any(os.path.abspath(line.strip()).startswith(target)
-               for line in lock.read_text().splitlines()):
+        if any(inside(line.strip(), results_dir) for line in lock.read_text().splitlines()):
             runs.add(lock.name.split(".")[0])
     return [locks / f"{n}.{kind}.lock" for n in sorted(runs) for kind in ("input", "output")
             if (locks / f"{n}.{kind}.lock").exists()]
@@ -149,10 +152,9 @@ def keep_finished(results_dir):
     """Unmark the results under `results_dir` that are whole although Snakemake marked them
     incomplete: the measured process wrote its file (atomically) after Snakemake was killed.
     Returns their paths."""
-    target = os.path.abspath(results_dir) + os.sep
     kept = []
     for path, marker in sorted(incomplete_markers().items()):
-        if not os.path.abspath(path).startswith(target) or not path.endswith(".json"):
+        if not inside(path, results_dir) or not path.endswith(".json"):
             continue
         if os.path.exists(path) and damage_of(path) is None:
             marker.unlink()
@@ -169,7 +171,7 @@ def damage_of(path):
     except results.DamagedResult as error:
         return error.what
     except results.ResultError:
-        return None
+        pass
     return None
 
 
