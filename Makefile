@@ -41,7 +41,7 @@ report: setup
 rerun: setup
 	@test -n "$(RUN)" || { echo "usage: make rerun RUN=<experiment>/<configuration path>, e.g. copy/theano/tcmalloc"; exit 2; }
 	@test -d $(RESULTS)/runs/$(RUN) || { echo "no $(RESULTS)/runs/$(RUN): run it first (make run)"; exit 2; }
-	$(VENV)/bin/python scripts/run.py $(CONFIG) -- --forcerun $$(find $(RESULTS)/runs/$(RUN) -name '*.json' | sort)
+	$(VENV)/bin/python scripts/run.py $(CONFIG) -- --forcerun $$(find $(RESULTS)/runs/$(RUN) -name 'rep*.json.gz' | sort)
 
 # More processes where the run's verdicts are inconclusive (scripts/resolve.py), at most MOST
 # per configuration, e.g. make resolve MOST=12 (CONFIG: the config the run was made with;

@@ -4,7 +4,7 @@ rule benchmark_run:
     input:
         run_module,
     output:
-        f"{RESULTS}/runs/{{experiment}}/{{configuration}}/rep{{rep}}.json",
+        experiments.run_file(RESULTS, "{experiment}", "{configuration}", "{rep}"),
     log:
         f"{LOGS}/benchmark_run/{{experiment}}/{{configuration}}/rep{{rep}}.log",
     priority: run_priority

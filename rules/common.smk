@@ -54,7 +54,9 @@ def runtime_python(runtime):
 
 
 def run_path(wildcards):
-    return f"{RESULTS}/runs/{wildcards.experiment}/{wildcards.configuration}/rep{wildcards.rep}.json"
+    return experiments.run_file(
+        RESULTS, wildcards.experiment, wildcards.configuration, wildcards.rep
+    )
 
 
 def job_of(wildcards):

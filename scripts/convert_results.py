@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Convert a result set's format-1 run files (written before the one runner) to format 2.
+"""Convert a result set's format-1 run files (written before the one runner) to format 2, and
+compress its plain run files (rep<k>.json, written before runs were compressed).
 
     convert_results.py results/paper
 
@@ -8,11 +9,12 @@ rep<k>.json); format 2 writes one file per process (runs/copy/<fw>/<env>/<device
 rep<k>.json) holding every batch as a case. What format 1 did not record (CPU time and
 context switches per sample, what the machine did meanwhile) is left empty (null), never
 invented; knobs that format 1 checked only by presence are marked `presence`. The old files
-are removed once every new one is written.
+are removed once every new one is written. A plain run file is compressed with its bytes kept
+(rep<k>.json.gz), and the set's config names the compressed files where it lists one.
 """
 
 import argparse
-import json
+import re
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -128,27 +130,50 @@ def convert_peak(old):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("result_set", help="a folder holding runs/")
-    parser.add_argument("--check", action="store_true",
-                        help="convert nothing; fail, naming the fix, if any file is format 1")
+    parser.add_argument("--check", action="store_true", help="convert nothing; fail, naming "
+                        "the fix, if any file is format 1 or plain")
     args = parser.parse_args(argv)
     root = Path(args.result_set)
-    try:  # not the temporary files of a result being written (.tmp-*.json)
-        old_files = [p for p in sorted((root / "runs").rglob("[!.]*.json"))
-                     if results.load(p).get("format", 1) == 1]
+    try:  # not the temporary files of a result being written (.tmp-*)
+        runs = sorted(p for pattern in ("[!.]*.json", "[!.]*.json.gz")
+                      for p in (root / "runs").rglob(pattern))
+        old_files = [p for p in runs if results.load(p).get("format", 1) == 1]
     except results.DamagedResult as error:
         sys.exit(str(error))
-    if not old_files:
-        if not args.check:
-            print(f"{root}: no format-1 results; nothing to convert")
-        return 0
+    plain = [p for p in runs if p.suffix == ".json" and p not in old_files]
     if args.check:
-        sys.exit(f"{root} holds {len(old_files)} format-1 result files (e.g. {old_files[0]}); "
-                 f"this workflow reads format {results.FORMAT}. Convert them first: "
-                 f"python scripts/convert_results.py {root}")
+        if old_files or plain:
+            example = (old_files or plain)[0]
+            sys.exit(f"{root} holds {len(old_files)} format-1 and {len(plain)} plain result "
+                     f"files (e.g. {example}); this workflow reads compressed format-"
+                     f"{results.FORMAT} files. Convert them first: "
+                     f"python scripts/convert_results.py {root}")
+        return 0
+    if old_files:
+        convert_format_1(root, old_files)
+    compressed = results.compress_plain(root)
+    if compressed:
+        print(f"{root}: {compressed} plain run files compressed")
+        name_compressed_files(root)
+    if not old_files and not compressed:
+        print(f"{root}: no format-1 or plain results; nothing to convert")
+    return 0
+
+
+def name_compressed_files(root):
+    """The set's configs, their `not_measured` entries naming the compressed run files."""
+    for name in ("config.yaml", "config_used.yaml"):
+        path = root / name
+        if path.exists():
+            text = path.read_text()
+            path.write_text(re.sub(r"(runs/\S+/rep\d+\.json)(?!\.gz)", r"\1.gz", text))
+
+
+def convert_format_1(root, old_files):
     copies, written = defaultdict(list), {}
     for path in old_files:
-        old = json.loads(path.read_text())
-        parts = path.relative_to(root / "runs").parts
+        old = results.load(path)
+        parts = path.relative_to(root / "runs").with_suffix("").with_suffix(".json.gz").parts
         if old["experiment"] == "copy":  # copy/<fw>/<env>/<device>/b<batch>/<input>/rep<k>
             copies[parts[:4] + parts[5:]].append(old)
         elif old["experiment"] == "hourglass":
@@ -169,7 +194,6 @@ def main(argv=None):
             directory.rmdir()
     print(f"{root}: {len(old_files)} format-1 files -> {len(written)} format-2 results")
     describe_what_was_measured(root)
-    return 0
 
 
 def describe_what_was_measured(root):

@@ -8,6 +8,9 @@ framework is imported.
     paper.py --tables-only       tables, summary and verdicts alone, each set in one process
                                  (the studies' check: knobs/aggregate.py, as the rules run it)
     paper.py --root DIR          the sets under DIR instead of the repository (a copy of it)
+
+Each comparison of two sets shipped (`make compare`'s comparison.csv) gets its figure drawn
+again too where it is missing: figures are not tracked, only what they are drawn from.
 """
 
 import argparse
@@ -72,6 +75,23 @@ def tables_alone(result_set, root):
     return None
 
 
+def redraw_comparisons(root):
+    """comparison.png beside each comparison.csv under results/paper that lacks it (or is
+    older); returns the folders drawn."""
+    import pandas as pd
+
+    from compare import plot  # beside this script
+
+    drawn = []
+    for table in sorted((root / "results" / "paper").rglob("comparison.csv")):
+        figure = table.with_suffix(".png")
+        if not figure.exists() or figure.stat().st_mtime < table.stat().st_mtime:
+            folder = table.parent.relative_to(root)
+            plot(pd.read_csv(table), figure, f"{folder}: the second set against the first")
+            drawn.append(str(folder))
+    return drawn
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--study", help="a study's sets (studies/<name>), or all")
@@ -92,6 +112,9 @@ def main(argv=None):
         print(f"== {result_set}: {'rebuilt' if failure is None else 'FAILED'}", flush=True)
         if failure:
             print(failure)
+    if not args.tables_only:
+        for folder in redraw_comparisons(root):
+            print(f"== {folder}: comparison.png drawn", flush=True)
     return 1 if any(failures.values()) else 0
 
 

@@ -9,9 +9,13 @@ import subprocess
 import pytest
 
 from conftest import PYTHON, SCRIPTS, run_benchmark
-from knobs.environment import EFFECTS, SPEC_VARIABLE, Knob, launch_env
+from knobs.environment import (EFFECTS, SPEC_VARIABLE, Knob, launch_env,
+                               tensorflow_onednn_default)
 
 TCMALLOC = "libtcmalloc.so.4"
+# TensorFlow's oneDNN switch set against the default this CPU gives it (on with AVX-512 VNNI
+# or bfloat16, AVX-VNNI or AMX; off on an AVX2-only CPU): the value that changes something.
+ONEDNN_SWITCHED = "0" if tensorflow_onednn_default() else "1"
 
 
 def test_missing_preload_is_a_failed_run_naming_environment_and_library(tmp_path):
@@ -140,7 +144,8 @@ except KnobNotApplied as error:
     ("NUMPY_MADVISE_HUGEPAGE", "0"),
     ("THP_MEM_ALLOC_ENABLE", "1"),
     ("PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION", "python"),
-    ("TF_ENABLE_ONEDNN_OPTS", "0"),
+    pytest.param("TF_ENABLE_ONEDNN_OPTS", ONEDNN_SWITCHED,
+                 id="TF_ENABLE_ONEDNN_OPTS-against_the_default"),
 ])
 def test_variable_set_too_late_has_no_effect_and_fails(variable, value):
     """A variable in os.environ that was not there when the process started (the pyperf
@@ -155,6 +160,31 @@ def test_variable_set_too_late_has_no_effect_and_fails(variable, value):
                              capture_output=True, text=True, env=env)
     assert on_time.returncode == 0, on_time.stderr
     assert json.loads(on_time.stdout)["proofs"][variable]["proof"] == "effect"
+
+
+def test_onednn_set_to_this_cpus_default_is_only_present():
+    """TF_ENABLE_ONEDNN_OPTS asking for what TensorFlow does anyway on this CPU changes
+    nothing a proof could see: it is proven present, with oneDNN as asked, not by an effect."""
+    default = "1" if tensorflow_onednn_default() else "0"
+    env = launch_env("probe", {"env": {"TF_ENABLE_ONEDNN_OPTS": default}}, 1)
+    done = subprocess.run([str(PYTHON), "-c", PROVE.format(scripts=str(SCRIPTS))],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    proof = json.loads(done.stdout)["proofs"]["TF_ENABLE_ONEDNN_OPTS"]
+    on = default == "1"
+    assert proof["proof"] == "presence" and proof["seen"] == {"onednn": on, "onednn_default": on}
+
+
+@pytest.mark.parametrize("flags,default", [
+    ("avx avx2 fma", False),  # AMD EPYC Zen 2 or 3: AVX2 only
+    ("avx2 avx512f avx512bw avx512vl", False),  # Skylake-SP: AVX-512 without VNNI
+    ("avx2 avx512f avx512_vnni avx512_bf16", True),  # AMD EPYC Zen 4
+    ("avx2 avx_vnni", True),  # Alder Lake
+    ("avx2 avx512f avx512_vnni amx_tile amx_bf16 amx_int8", True),  # Sapphire Rapids
+])
+def test_tensorflows_onednn_default_follows_the_cpu(monkeypatch, flags, default):
+    monkeypatch.setattr("knobs.machine.cpu_flags", lambda: flags.split())
+    assert tensorflow_onednn_default() is default
 
 
 def test_wrong_value_fails():

@@ -11,6 +11,7 @@ import pytest
 
 from conftest import PAPER_RULES, PYTHON, REPO, SNAKEMAKE, TINY, load_yaml, snakemake, write_config
 from knobs import machine
+from knobs.results import load as load_result, write_json
 
 GPU_PAPER = REPO / "scripts" / "gpu_paper.sh"
 
@@ -77,10 +78,10 @@ def test_what_the_node_cannot_run_is_skipped_and_the_rest_aggregates(tmp_path):
     assert "8 ran, 0 failed, 2 skipped" in done.stdout  # 4 copy, faults, peak, 2 torch
     measured = load_yaml(results / "config.yaml")
     assert sorted(measured["not_measured"]) == [
-        "runs/copy/numpy/absent/cpu/random/rep0.json",
-        "runs/hourglass/tensorflow/function-resident-fused-NHWC/glibc/cpu/rep0.json"]
+        "runs/copy/numpy/absent/cpu/random/rep0.json.gz",
+        "runs/hourglass/tensorflow/function-resident-fused-NHWC/glibc/cpu/rep0.json.gz"]
     assert (results / "logs" / "benchmark_run" / "peak" / "cpu" / "rep0.log").exists()
-    runs = sorted((results / "runs").rglob("*.json"))
+    runs = sorted((results / "runs").rglob("*.json.gz"))
     mtimes = {path: path.stat().st_mtime_ns for path in runs}
 
     aggregated = subprocess.run(
@@ -175,7 +176,7 @@ def test_gpu_results_build_tables_and_figures(tiny_run, tmp_path):
     config["hourglass"].pop("tensorflow")
     wanted = ["copy/torch/glibc/", "copy/torch/glibc.twin/", "copy/copyto/glibc/", "faults/",
               "hourglass/torch/", "peak/"]
-    for path in (tiny_run[0] / "results" / "runs").rglob("*.json"):
+    for path in (tiny_run[0] / "results" / "runs").rglob("*.json.gz"):
         relative = path.relative_to(tiny_run[0] / "results" / "runs")
         if any(str(relative).startswith(w) for w in wanted):
             (results / "runs" / relative).parent.mkdir(parents=True, exist_ok=True)
@@ -185,8 +186,8 @@ def test_gpu_results_build_tables_and_figures(tiny_run, tmp_path):
     fake_gpu = [{"name": "test fixture GPU", "driver": "0"}]
     relabel = {"torch": ["torch", "torch_pinned"], "copyto": ["memcpy_pinned"]}
     gpu_peaks = {"float32": 1.0, "tf32": 2.0, "bfloat16": 4.0}  # GFLOP/s, by the samples below
-    for path in list((results / "runs").rglob("*.json")):
-        run = json.loads(path.read_text())
+    for path in list((results / "runs").rglob("*.json.gz")):
+        run = load_result(path)
         run["machine"]["gpus"] = fake_gpu
         labels = dict(run["labels"])
         names = relabel.get(labels.get("framework"), []) if run["experiment"] == "copy" else [None]
@@ -202,7 +203,7 @@ def test_gpu_results_build_tables_and_figures(tiny_run, tmp_path):
                     for i, (p, g) in enumerate(gpu_peaks.items())}
             target = results / "runs" / run["experiment"] / gpu_run["configuration"] / path.name
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(json.dumps(gpu_run))
+            write_json(target, gpu_run)
     (results / "traces/hourglass/torch/eager/glibc/gpu").mkdir(parents=True)
     for trace in (results / "traces/hourglass/torch/eager/glibc/cpu").iterdir():
         (results / "traces/hourglass/torch/eager/glibc/gpu" / trace.name).write_text(
@@ -257,7 +258,7 @@ def test_the_measured_config_lists_exactly_what_is_missing_and_validates(tmp_pat
     measured = config_check.fill_defaults(load_yaml(results / "config.yaml"))
     config_check.check_schema(measured)
     expected = {job.run(str(results)) for job in experiments.jobs(measured)}
-    present = {str(p) for p in (results / "runs").rglob("*.json")}
+    present = {str(p) for p in (results / "runs").rglob("*.json.gz")}
     assert expected == present and measured["not_measured"] == []
 
 
@@ -275,7 +276,7 @@ def test_what_another_device_would_measure_is_listed_as_not_measured(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     missing = load_yaml(results / "config.yaml")["not_measured"]
     assert "evidence/copy/torch_pinned.txt" in missing
-    assert "runs/copy/torch_pinned/glibc/gpu/random/rep0.json" in missing
+    assert "runs/copy/torch_pinned/glibc/gpu/random/rep0.json.gz" in missing
     assert not any("numpy" in path for path in missing)
 
 

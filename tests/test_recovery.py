@@ -2,6 +2,7 @@
 whose Snakemake was killed, a result file cut short, a measured process that kills itself.
 Each runs a tiny NumPy benchmark of the test's own through `make run`'s script."""
 
+import gzip
 import json
 import os
 import signal
@@ -53,7 +54,7 @@ def make_run(config, **kwargs):
 
 
 def run_files(tmp_path):
-    return {p: p.stat().st_mtime_ns for p in (tmp_path / "results" / "runs").rglob("*.json")}
+    return {p: p.stat().st_mtime_ns for p in (tmp_path / "results" / "runs").rglob("*.json.gz")}
 
 
 def test_a_run_killed_with_sigkill_recovers_with_the_same_command(tmp_path):
@@ -113,6 +114,36 @@ def test_a_cut_short_result_is_named_kept_aside_and_its_process_alone_measured_a
         p: t for p, t in files.items() if p != cut}
 
 
+def test_a_set_written_before_runs_were_compressed_is_compressed_and_nothing_measured_again(
+        tmp_path):
+    config = config_of(tmp_path, reps=2)
+    assert make_run(config).returncode == 0
+    packed = run_files(tmp_path)
+    contents = {path: gzip.decompress(path.read_bytes()) for path in packed}
+    for path, text in contents.items():  # the layout of a set before this change
+        plain = path.with_name(path.name.removesuffix(".gz"))
+        plain.write_bytes(text)
+        os.utime(plain, ns=(packed[path], packed[path]))
+        path.unlink()
+    done = make_run(config)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert f"compressed {len(packed)} run file(s)" in done.stdout
+    assert "benchmark_run" not in done.stdout + done.stderr  # nothing measured again
+    assert run_files(tmp_path) == packed  # each file where it was, with its time
+    assert {path: gzip.decompress(path.read_bytes()) for path in packed} == contents
+
+
+def test_a_gzip_result_cut_short_or_not_gzip_inside_is_named(tmp_path):
+    path = tmp_path / "rep0.json.gz"
+    results.write_json(path, {"format": 2, "cases": {}})
+    whole = path.read_bytes()
+    assert gzip.decompress(whole).startswith(b'{\n "cases"')  # one value per line, inside
+    path.write_bytes(whole[:len(whole) - 4])
+    assert recovery.damage_of(path).startswith("cut short")
+    path.write_bytes(whole[:2] + b"not deflate at all")
+    assert recovery.damage_of(path).startswith("not a whole gzip file")
+
+
 @pytest.mark.parametrize("text, what", [
     ("<html>disk quota exceeded</html>\n", "not JSON"),
     ('{\n "format": 2,\n "cases": {}\n}\n}\n', "not JSON"),  # something after the object
@@ -141,15 +172,15 @@ def test_a_measured_process_that_dies_is_named_with_its_signal_and_listed_missin
     done = make_run(config)
     assert done.returncode == 1  # a process is missing: said, not hidden
     said = "the measured process was killed by SIGKILL (signal 9"
-    assert f"runs/tiny_sum/glibc/cpu/rep1.json: {said}" in done.stdout
-    assert "runs/tiny_sum/glibc/cpu/rep2.json: RuntimeError: out of ideas" in done.stdout
+    assert f"runs/tiny_sum/glibc/cpu/rep1.json.gz: {said}" in done.stdout
+    assert "runs/tiny_sum/glibc/cpu/rep2.json.gz: RuntimeError: out of ideas" in done.stdout
     missing = pd.read_csv(tmp_path / "results" / "tables" / "not_measured.csv")
     why = dict(zip(missing["run"], missing["reason"]))
     assert set(why) == {  # reps 1 and 2 of the baseline and of its A/A twin
-        f"runs/tiny_sum/{environment}/cpu/rep{rep}.json"
+        f"runs/tiny_sum/{environment}/cpu/rep{rep}.json.gz"
         for environment in ("glibc", "glibc.twin") for rep in (1, 2)}
-    assert all(why[run].startswith(said) for run in why if run.endswith("rep1.json"))
-    assert all(why[run] == "RuntimeError: out of ideas" for run in why if run.endswith("rep2.json"))
+    assert all(why[run].startswith(said) for run in why if run.endswith("rep1.json.gz"))
+    assert all(why[run] == "RuntimeError: out of ideas" for run in why if run.endswith("rep2.json.gz"))
     summary = pd.read_csv(tmp_path / "results" / "tables" / "summary.csv")
     assert dict(zip(summary["environment"], summary["processes"])) == {  # the others went on
         "glibc": 2, "glibc.twin": 2}

@@ -22,7 +22,7 @@ def test_more_reps_adds_processes_to_the_named_configuration_only():
     before = {job.run("r") for job in experiments.jobs(tiny())}
     more = tiny(more_reps={"copy/torch/tcmalloc/cpu/random": 3})
     after = {job.run("r") for job in experiments.jobs(more)}
-    assert after - before == {f"r/runs/copy/torch/tcmalloc/cpu/random/rep{k}.json"
+    assert after - before == {f"r/runs/copy/torch/tcmalloc/cpu/random/rep{k}.json.gz"
                               for k in (1, 2)}
     assert before <= after
     # the added reps run in rounds of their own, after every configuration's first round

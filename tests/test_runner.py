@@ -75,7 +75,7 @@ def test_a_toy_benchmark_gets_rows_a_figure_and_a_summary(toy_run):
 
 def test_every_result_proves_its_knobs_and_matches_the_schema(toy_run):
     workdir, _ = toy_run
-    runs = sorted((workdir / "results/runs/toy").rglob("*.json"))
+    runs = sorted((workdir / "results/runs/toy").rglob("*.json.gz"))
     assert len(runs) == 2 * 3 * 2
     for path in runs:
         run = results.read(path)  # checked against config/result.schema.yaml
@@ -98,7 +98,7 @@ def test_a_bad_sample_anywhere_in_a_result_is_refused(toy_run, tmp_path, where, 
     """Each per-sample list is checked through the elements that stand for it (the least and
     the greatest of each type): a bad value is caught wherever it sits."""
     workdir, _ = toy_run
-    run = json.loads(next((workdir / "results/runs/toy").rglob("*.json")).read_text())
+    run = results.load(next((workdir / "results/runs/toy").rglob("*.json.gz")))
     samples = run["cases"][run["order"][0]]["samples"][where]
     samples[len(samples) // 2] = value  # neither the first nor the last
     bad = tmp_path / "bad.json"
@@ -246,7 +246,7 @@ def test_replicate_runs_a_config_twice_into_one_set_and_compares_them(tmp_path):
         written = (tmp_path / folder / "config.yaml").read_text()
         assert written.startswith("# my toy\n") and yaml.safe_load(written)["results"] == folder
         runs = tmp_path / folder / "runs" / "toy" / "glibc" / "cpu"
-        assert (runs / "rep0.json").exists() and (runs / "rep1.json").exists()
+        assert (runs / "rep0.json.gz").exists() and (runs / "rep1.json.gz").exists()
     times = pd.read_csv(tmp_path / "set" / "run_times.csv")
     assert list(times["run"]) == ["set", "set/second"] and (times["seconds"] >= 0).all()
     assert (tmp_path / "set" / "aa" / "comparison.csv").exists()

@@ -1,11 +1,10 @@
 """Tidy-table columns computed from the runs: the copy step's fault model."""
 
-import json
-
 import pandas as pd
 import pytest
 
 from conftest import REPO
+from knobs import results
 from knobs.benchmarks.copy.model import copy_columns, fault_model
 from knobs.tables import rows
 
@@ -107,7 +106,7 @@ def test_the_copy_limit_is_the_rows_own_environments_where_it_ran_there():
 
 def test_a_case_fact_named_like_a_record_column_keeps_both():
     runs = REPO / "results" / "paper" / "torch_copy" / "runs" / "copy_kernels"
-    run = json.loads(next(runs.rglob("*.json")).read_text())
+    run = results.load(next(runs.rglob("*.json.gz")))
     case = run["order"][0]
     run["cases"][case]["info"]["kernel"] = "memcpy"  # also the machine's Linux kernel
     row = next(r for r in rows(run, "case") if r["case"] == case)

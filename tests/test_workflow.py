@@ -4,6 +4,7 @@ import pandas as pd
 import pytest
 
 from conftest import REPO, SNAKEMAKE, TINY, dry_run, load_yaml, snakemake, write_config
+from knobs import results
 
 
 def test_tiny_run_writes_the_tidy_table(tiny_run):
@@ -39,9 +40,7 @@ def test_tiny_run_writes_the_tidy_table(tiny_run):
 def test_quoted_environment_value_runs_nothing_and_arrives_whole(tiny_run):
     workdir, _ = tiny_run
     assert not list(workdir.rglob("PWNED*")) and not list(REPO.rglob("PWNED*"))
-    import json
-
-    run = json.loads(next((workdir / "results/runs/copy/numpy/quoting").rglob("*.json")).read_text())
+    run = results.load(next((workdir / "results/runs/copy/numpy/quoting").rglob("*.json.gz")))
     value = load_yaml(TINY)["environments"]["quoting"]["env"]["KNOBS_PROBE"]
     assert run["knobs"]["set"]["KNOBS_PROBE"] == value == run["environ"]["KNOBS_PROBE"]
 
@@ -98,11 +97,11 @@ def test_tiny_hourglass_run_writes_tables_traces_and_figures(tiny_run):
 
 def test_rerunning_one_configuration_touches_only_its_files_and_what_is_built_from_them(tiny_run):
     workdir, _ = tiny_run
-    runs = sorted((workdir / "results/runs").rglob("*.json"))
+    runs = sorted((workdir / "results/runs").rglob("*.json.gz"))
     built = [workdir / f"results/{p}" for p in ("tables/copy.csv", "figures/copy_step.png",
                                                  "tables/hourglass.csv")]
     before = {path: path.stat().st_mtime_ns for path in runs + built}
-    target = workdir / "results/runs/copy/torch/tcmalloc/cpu/random/rep0.json"
+    target = workdir / "results/runs/copy/torch/tcmalloc/cpu/random/rep0.json.gz"
     # what depends on it, up to these two (the other figures would follow as well)
     snakemake(workdir, "--cores", "1", "results/tables/copy.csv", "results/figures/copy_step.png",
               "--forcerun", str(target.relative_to(workdir)), configfile=TINY)

@@ -198,13 +198,33 @@ def _protobuf(value):
     return active == value, {"protobuf_implementation": active}
 
 
+# TensorFlow's own default for oneDNN on Linux x86 (DefaultOneDnnPolicy, tsl/util/port.cc):
+# on only where the CPU has one of these neural-network features (none on an AVX2-only CPU).
+TF_ONEDNN_DEFAULT_FLAGS = ("avx512_vnni", "avx512_bf16", "avx_vnni", "amx_tile", "amx_int8",
+                           "amx_bf16")
+TF_BOOLEANS = {"0": False, "false": False, "1": True, "true": True}  # what it reads; else default
+
+
+def tensorflow_onednn_default():
+    """Whether TensorFlow runs oneDNN on this CPU when TF_ENABLE_ONEDNN_OPTS is not set."""
+    return bool(set(machine.cpu_flags()) & set(TF_ONEDNN_DEFAULT_FLAGS))
+
+
 def _onednn(value):
+    """TensorFlow's oneDNN switch, against the default this CPU gives it: a value that asks
+    for the default changes nothing to see, so it is only present (and must hold)."""
     try:
         from tensorflow.python.util import _pywrap_util_port
     except ImportError:
         return False, {"onednn": "TensorFlow is not installed here: the knob cannot act"}
     active = bool(_pywrap_util_port.IsMklEnabled())
-    return active == (value != "0"), {"onednn": active}
+    wanted, default = TF_BOOLEANS.get(value.lower()), tensorflow_onednn_default()
+    seen = {"onednn": active, "onednn_default": default}
+    if wanted is None:
+        return False, {**seen, "onednn_value": "TensorFlow reads only 0, 1, false or true"}
+    if active == wanted == default:
+        return None, seen
+    return active == wanted, seen
 
 
 def jemalloc_option(name, sample):

@@ -20,11 +20,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from knobs import benchmarks, runtimes
+from knobs.results import RUN_FILE, RUN_SUFFIX
 
 SCRIPTS = Path(__file__).resolve().parent.parent
 RUN_BENCHMARK = SCRIPTS / "run_benchmark.py"
 TWIN = ".twin"  # the A/A twin of a baseline configuration: glibc.twin runs glibc again
 GRID_FIGURE = SCRIPTS.parent / "report" / "grid_figure.rst"  # its caption, `{name}` its name
+
+
+def run_file(results, experiment, configuration, rep):
+    """Where one measured process's result lies (with "{...}" for each part: the rule's
+    output pattern)."""
+    return f"{results}/runs/{experiment}/{configuration}/" + RUN_FILE.format(rep=rep)
 
 
 @dataclass(frozen=True)
@@ -56,7 +63,7 @@ class Configuration:
         return dict(self.key)
 
     def run(self, results, rep):
-        return f"{results}/runs/{self.experiment}/{self.path}/rep{rep}.json"
+        return run_file(results, self.experiment, self.path, rep)
 
     def trace_file(self, results, rep):
         return f"{results}/traces/{self.experiment}/{self.path}/rep{rep}.json"
@@ -111,9 +118,9 @@ def logs_dir(config):
 
 def run_log(config, run):
     """The log of the process that writes the result file `run` (rules/benchmarks.smk)."""
-    under = os.path.relpath(run, results_dir(config))  # runs/<experiment>/.../rep<k>.json
+    under = os.path.relpath(run, results_dir(config))  # runs/<experiment>/.../rep<k>.json.gz
     return os.path.join(logs_dir(config), "benchmark_run",
-                        os.path.splitext(under)[0].split(os.sep, 1)[1] + ".log")
+                        under.removesuffix(RUN_SUFFIX).split(os.sep, 1)[1] + ".log")
 
 
 # ---- Each experiment's configurations -------------------------------------------------------
@@ -175,7 +182,7 @@ def experiments(config):
         experiment.configurations = [
             replace(c, reps=max(c.reps, more.get(f"{experiment.name}/{c.path}", 0)))
             for c in experiment.configurations]
-    skipped = set(config.get("not_measured", []))
+    skipped = not_measured(config)
     for experiment in found.values():
         experiment.configurations = [c for c in experiment.configurations
                                      if not all(c.run(".", rep)[2:] in skipped
@@ -224,9 +231,16 @@ class Job:
         return self.configuration.run(results, self.rep)
 
 
+def not_measured(config):
+    """The result files the config's `not_measured` lists; a plain `rep<k>.json`, as a set
+    made before its runs were compressed names one, stands for its compressed file."""
+    return {path + ".gz" if path.endswith(".json") else path
+            for path in config.get("not_measured", [])}
+
+
 def jobs(config):
     """Every process to run: each configuration's reps, less what `not_measured` lists."""
-    skipped = set(config.get("not_measured", []))
+    skipped = not_measured(config)
     return [Job(c, rep) for experiment in experiments(config).values()
             for c in experiment.configurations for rep in range(c.reps)
             if c.run(".", rep)[2:] not in skipped]

@@ -11,6 +11,11 @@ from knobs import environment, machine, onednn, openmp
 BFLOAT16_FLAGS = ("avx512_bf16", "amx_bf16")  # the CPU's own bfloat16 arithmetic
 
 
+def bfloat16_arithmetic():
+    """Whether this CPU does bfloat16 arithmetic itself (else the precision knob cannot act)."""
+    return bool(set(machine.cpu_flags()) & set(BFLOAT16_FLAGS))
+
+
 def _precision(knobs):
     return next((k.value for k in knobs if k.kind == "precision"), None)
 
@@ -20,8 +25,7 @@ def prepare(knobs):
     not), set Keras's policy, and keep PyTorch's oneDNN quiet until the proof step."""
     precision = _precision(knobs)
     if precision is not None:
-        flags = set(machine.cpu_flags())
-        if not flags & set(BFLOAT16_FLAGS):
+        if not bfloat16_arithmetic():
             raise environment.NotApplicable(
                 f"precision {precision}: this CPU has no bfloat16 arithmetic "
                 f"({' or '.join(BFLOAT16_FLAGS)} missing from its flags)")

@@ -7,7 +7,8 @@ again (scripts/run.py, scripts/search.py), so that the same command recovers:
 - a result that a measured process finished after its Snakemake was killed (whole, yet
   marked incomplete): kept, not measured again;
 - a result file that cannot be read (not JSON, cut short, not the result schema): moved
-  aside to `<name>.damaged`, never deleted, so that Snakemake measures that process again.
+  aside to `<name>.damaged`, never deleted, so that Snakemake measures that process again;
+- plain run files of a set made before results were compressed: compressed in place.
 
 And after a run, why each process it lacks was not measured (`missing`); while a run works,
 no other may start on the same set (`alone_on`).
@@ -43,6 +44,10 @@ def prepare(config, results_dir):
         raise StillRunning(
             f"{results_dir}: {what} (pid {pid}: {command[:150]}) is still running on it: wait "
             f"for it to end, or stop it (kill {pid}), then run the same command again")
+    compressed = results.compress_plain(results_dir)
+    if compressed:
+        say(f"compressed {compressed} run file(s) of {results_dir} written before this workflow "
+            "compressed them (rep<k>.json -> rep<k>.json.gz; nothing measured again)")
     removed = remove_stale_locks(results_dir)
     if removed:
         say(f"removed the lock an interrupted run left on {results_dir} ({removed} lock "
@@ -154,7 +159,7 @@ def keep_finished(results_dir):
     Returns their paths."""
     kept = []
     for path, marker in sorted(incomplete_markers().items()):
-        if not inside(path, results_dir) or not path.endswith(".json"):
+        if not inside(path, results_dir) or not path.endswith(results.RUN_SUFFIX):
             continue
         if os.path.exists(path) and damage_of(path) is None:
             marker.unlink()

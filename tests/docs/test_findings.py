@@ -26,7 +26,7 @@ def rebuilt(tmp_path_factory):
     poison.mkdir()
     for name in FRAMEWORKS:
         (poison / f"{name}.py").write_text(f"raise ImportError('{name} imported')\n")
-    runs = list((root / "results/paper").rglob("runs/**/*.json"))
+    runs = list((root / "results/paper").rglob("runs/**/*.json.gz"))
     mtimes = {p: p.stat().st_mtime_ns for p in runs}
     done = subprocess.run([str(PYTHON), str(SCRIPTS / "paper.py"), "--study", "all",
                            "--tables-only", "--root", str(root)],

@@ -56,8 +56,8 @@ def test_a_search_ranks_each_knob_combines_the_helpful_ones_and_prints_the_recip
     # every measured process proved its knobs: bf16's convolutions and products in bfloat16
     runs = pd.read_csv(folder / "tables" / "transformer.csv")
     assert set(runs.loc[runs["environment"] == "bf16", "knob_proofs"]) == {"precision=effect"}
-    made = {p: p.stat().st_mtime for p in (folder / "runs").rglob("*.json")}
+    made = {p: p.stat().st_mtime for p in (folder / "runs").rglob("*.json.gz")}
     again = search(config)
     assert again.returncode == 0, again.stderr[-3000:]
-    assert {p: p.stat().st_mtime for p in (folder / "runs").rglob("*.json")} == made
+    assert {p: p.stat().st_mtime for p in (folder / "runs").rglob("*.json.gz")} == made
     assert (folder / "recipe.txt").read_text() == recipe
