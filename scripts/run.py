@@ -12,6 +12,9 @@ apply, a measured process killed), the others are measured all the same (`keep-g
 the tables, figures and report are made without the failed ones: `<results>/not_measured.yaml`
 lists each with why, the report's "not measured" table shows them, and the next run measures
 them again. Exits 1 where a process is missing.
+
+A config with a `budget` is measured in as many rounds as fit in it (knobs/budget.py): round
+one first, then the rounds its times allow, written to `<results>/rounds.yaml`.
 """
 
 import argparse
@@ -26,7 +29,7 @@ from snakemake.utils import update_config
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from knobs import config_check, experiments, recovery  # noqa: E402
+from knobs import budget, config_check, experiments, recovery  # noqa: E402
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "--cores", "1"]
 OVERLAY = "not_measured.yaml"  # the processes a run could not measure, with why
@@ -52,7 +55,7 @@ def main(argv=None):
         config = config_check.validated(merged(args.configs))
         results_dir = experiments.results_dir(config)
         if args.report_only:
-            return report(args.configs, results_dir)
+            return report(args.configs, config, results_dir)
         with recovery.alone_on(results_dir):
             recovery.prepare(config, results_dir)
             return run(args.configs, config, results_dir, extra)
@@ -69,6 +72,11 @@ def run(configs, config, results_dir, extra):
     if not config["not_measured"]:
         Path(results_dir, "tables", "not_measured.csv").unlink(missing_ok=True)
     started = time.time()
+    if config.get("budget"):
+        configs, code = within_budget(configs, config, results_dir)
+        if code < 0:
+            return 128 - code
+        config = config_check.validated(merged(configs))
     code = subprocess.run([*SNAKEMAKE, "--configfile", *configs, *extra]).returncode
     if code < 0:  # Snakemake itself was killed: the same command recovers
         return 128 - code
@@ -82,7 +90,7 @@ def run(configs, config, results_dir, extra):
         code = subprocess.run([*SNAKEMAKE, "--configfile", *configs, overlay]).returncode
         if code:
             return code
-    code = report(configs, results_dir)
+    code = report(configs, config, results_dir)
     if missing:  # last, below Snakemake's own lines
         recovery.say(f"{len(missing)} process(es) not measured; the tables, figures and report "
                      f"are made without them ({overlay} and tables/not_measured.csv list them; "
@@ -91,11 +99,42 @@ def run(configs, config, results_dir, extra):
     return code or (1 if missing else 0)
 
 
-def report(configs, results_dir):
-    """`<results>/report.html` (without the processes a failed run left out, where it did)."""
-    overlay = Path(results_dir) / OVERLAY
+def within_budget(configs, config, results_dir):
+    """The configs with the rounds the budget holds (`<results>/rounds.yaml`), and the exit
+    status of round one, where it had to be measured to choose them (0 where it was not)."""
+    chosen = budget.decided(results_dir, config["budget"])
+    if chosen is not None:
+        recovery.say(f"{chosen} round(s), as chosen before under this budget "
+                     f"({Path(results_dir, budget.ROUNDS_FILE)})")
+        return [*configs, str(Path(results_dir, budget.ROUNDS_FILE))], 0
+    first = Path(results_dir, "first_round.yaml")
+    first.write_text("rounds: 1\n")
+    started = time.time()
+    code = subprocess.run([*SNAKEMAKE, "--configfile", *configs, first, "--until",
+                           "benchmark_run", "benchmark_evidence"]).returncode
+    first.unlink()
+    if code < 0:
+        return configs, code
+    seconds = time.time() - started
+    minutes, fewest = config["budget"]["minutes"], config["budget"]["fewest_rounds"]
+    rounds, predicted = budget.rounds_that_fit(
+        seconds, budget.process_seconds(config, results_dir), budget.reps_of(config), minutes,
+        fewest)
+    said = (f"budget {minutes:g} min of measuring: round one took {seconds:.0f} s, so "
+            f"{rounds} round(s) of at most {max(budget.reps_of(config).values())}, about "
+            f"{predicted / 60:.1f} min" + (" (over the budget: the fewest rounds it allows)"
+                                            if predicted > minutes * 60 else ""))
+    recovery.say(said)
+    return [*configs, str(budget.record(results_dir, config["budget"], rounds, said))], code
+
+
+def report(configs, config, results_dir):
+    """`<results>/report.html` (of the rounds the budget chose, without the processes a failed
+    run left out, where it did)."""
+    overlays = [Path(results_dir) / name for name in (budget.ROUNDS_FILE, OVERLAY)
+                if name != budget.ROUNDS_FILE or config.get("budget")]
     return subprocess.run([*SNAKEMAKE, "--configfile", *configs,
-                           *([overlay] if overlay.exists() else []),
+                           *[str(path) for path in overlays if path.exists()],
                            "--report", os.path.join(results_dir, "report.html")]).returncode
 
 

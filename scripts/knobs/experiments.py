@@ -177,10 +177,11 @@ def experiments(config):
             found.update((x.name, x) for x in module.experiments(config))
     for name in config.get("benchmarks", {}):
         found[name] = grid_experiment(config, name)
-    more = config.get("more_reps", {})
-    for experiment in found.values():  # more processes for some (scripts/resolve.py)
+    rounds, more = config.get("rounds"), config.get("more_reps", {})
+    for experiment in found.values():  # the budget's rounds, then more for some (resolve.py)
         experiment.configurations = [
-            replace(c, reps=max(c.reps, more.get(f"{experiment.name}/{c.path}", 0)))
+            replace(c, reps=max(min(c.reps, rounds or c.reps),
+                                more.get(f"{experiment.name}/{c.path}", 0)))
             for c in experiment.configurations]
     skipped = not_measured(config)
     for experiment in found.values():
