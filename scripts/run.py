@@ -13,8 +13,8 @@ the tables, figures and report are made without the failed ones: `<results>/not_
 lists each with why, the report's "not measured" table shows them, and the next run measures
 them again. Exits 1 where a process is missing.
 
-A config with a `budget` is measured in as many rounds as fit in it (knobs/budget.py): round
-one first, then the rounds its times allow, written to `<results>/rounds.yaml`.
+A config with a `budget` is measured in as many rounds as fit in it (knobs/budget.py): its
+fewest rounds first, then the rounds their times allow, written to `<results>/rounds.yaml`.
 """
 
 import argparse
@@ -101,27 +101,27 @@ def run(configs, config, results_dir, extra):
 
 def within_budget(configs, config, results_dir):
     """The configs with the rounds the budget holds (`<results>/rounds.yaml`), and the exit
-    status of round one, where it had to be measured to choose them (0 where it was not)."""
+    status of the calibration, where it had to be measured to choose them (0 where not)."""
     chosen = budget.decided(results_dir, config["budget"])
     if chosen is not None:
         recovery.say(f"{chosen} round(s), as chosen before under this budget "
                      f"({Path(results_dir, budget.ROUNDS_FILE)})")
         return [*configs, str(Path(results_dir, budget.ROUNDS_FILE))], 0
-    first = Path(results_dir, "first_round.yaml")
-    first.write_text("rounds: 1\n")
+    most = budget.reps_of(config)
+    fewest = min(config["budget"]["fewest_rounds"], max(most.values()))
+    first = Path(results_dir, "calibration.yaml")
+    first.write_text(f"rounds: {fewest}\n")
     started = time.time()
     code = subprocess.run([*SNAKEMAKE, "--configfile", *configs, first, "--until",
                            "benchmark_run", "benchmark_evidence"]).returncode
     first.unlink()
     if code < 0:
         return configs, code
-    seconds = time.time() - started
-    minutes, fewest = config["budget"]["minutes"], config["budget"]["fewest_rounds"]
+    seconds, minutes = time.time() - started, config["budget"]["minutes"]
     rounds, predicted = budget.rounds_that_fit(
-        seconds, budget.process_seconds(config, results_dir), budget.reps_of(config), minutes,
-        fewest)
-    said = (f"budget {minutes:g} min of measuring: round one took {seconds:.0f} s, so "
-            f"{rounds} round(s) of at most {max(budget.reps_of(config).values())}, about "
+        seconds, budget.process_seconds(config, results_dir, fewest), most, minutes)
+    said = (f"budget {minutes:g} min of measuring: the first {fewest} round(s) took "
+            f"{seconds:.0f} s, so {rounds} round(s) of at most {max(most.values())}, about "
             f"{predicted / 60:.1f} min" + (" (over the budget: the fewest rounds it allows)"
                                             if predicted > minutes * 60 else ""))
     recovery.say(said)

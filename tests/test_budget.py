@@ -1,5 +1,5 @@
-"""A run's time budget (knobs/budget.py, scripts/run.py): round one measured as the
-calibration, then as many rounds as its times say fit, said and recorded."""
+"""A run's time budget (knobs/budget.py, scripts/run.py): its fewest rounds measured as the
+calibration, then as many more as their times say fit, said and recorded."""
 
 import subprocess
 
@@ -11,26 +11,28 @@ from conftest import PYTHON, REPO, write_config
 
 from knobs import budget
 
-# Round one: 100 s by the clock, its processes 80 s of it (so each experiment's round costs
-# 50 s); `slow` has 3 rounds at most, `quick` 5.
-FIRST, SPENT, REPS = 100.0, {"slow": 40.0, "quick": 40.0}, {"slow": 3, "quick": 5}
+# Two rounds measured: 300 s by the clock, their processes 240 s of it (a share of 1.25); the
+# first paid for warming caches, so the second's 40 s per experiment (50 s on the clock) is
+# what a later round costs. `slow` has 3 rounds at most, `quick` 5.
+MEASURED = 300.0
+SPENT = [{"slow": 80.0, "quick": 80.0}, {"slow": 40.0, "quick": 40.0}]
+REPS = {"slow": 3, "quick": 5}
 
 
-@pytest.mark.parametrize("minutes, fewest, rounds, seconds", [
-    (5, 2, 3, 300),  # rounds 2 and 3 cost 100 s each; round 4 (quick alone) 50 s more: over
-    (6, 2, 4, 350),  # rounds 4 and 5 hold `quick` alone: 50 s each
-    (7, 2, 5, 400),
-    (100, 2, 5, 400),  # never past the most reps
-    (1, 2, 2, 200),  # the fewest rounds, though over the budget
-    (1, 1, 1, 100),
+@pytest.mark.parametrize("minutes, rounds, seconds", [
+    (7, 3, 400),  # round 3 holds both: 100 s
+    (7.5, 4, 450),  # rounds 4 and 5 hold `quick` alone: 50 s each
+    (9, 5, 500),
+    (100, 5, 500),  # never past the most reps
+    (1, 2, 300),  # never fewer than the rounds measured, though over the budget
 ])
-def test_rounds_that_fit_the_budget(minutes, fewest, rounds, seconds):
-    assert budget.rounds_that_fit(FIRST, SPENT, REPS, minutes, fewest) == (rounds, seconds)
+def test_rounds_that_fit_the_budget(minutes, rounds, seconds):
+    assert budget.rounds_that_fit(MEASURED, SPENT, REPS, minutes) == (rounds, seconds)
 
 
-def test_a_round_one_measured_before_costs_what_its_processes_took():
-    # nothing to measure now (2 s of Snakemake): each round still costs its processes' 80 s
-    assert budget.rounds_that_fit(2.0, SPENT, REPS, 3, 1) == (2, 160)
+def test_rounds_measured_before_cost_what_their_processes_took():
+    # nothing to measure now (2 s of Snakemake): a round still costs its processes' 80 s
+    assert budget.rounds_that_fit(2.0, SPENT, REPS, 5.5) == (3, 320)
 
 
 BENCHMARK = '''
@@ -59,7 +61,7 @@ def test_a_run_under_a_budget_measures_the_rounds_that_fit_and_keeps_them(tmp_pa
                                 "environments": ["glibc"], "reps": 6, "samples": 3}}})
     done = make_run(config)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    said = "budget 0.01 min of measuring: round one took"
+    said = "budget 0.01 min of measuring: the first 2 round(s) took"
     assert said in done.stdout and "so 2 round(s) of at most 6" in done.stdout
     assert "(over the budget: the fewest rounds it allows)" in done.stdout
     results = tmp_path / "results"

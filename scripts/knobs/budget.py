@@ -1,8 +1,8 @@
 """How many rounds of processes fit a run's time budget (`budget:` in a config), on whatever
-machine it runs: round one, every configuration once, is the calibration; its processes'
-times say what each later round costs (a round past an experiment's `reps` holds none of its
-configurations), and as many rounds are run as fit, never fewer than the budget's
-`fewest_rounds`, never more than the most `reps`.
+machine it runs: the budget's `fewest_rounds` are measured first, as the calibration; the
+last one's process times say what each later round costs (a round past an experiment's
+`reps` holds none of its configurations), and as many more are run as fit, never more than
+the most `reps`.
 """
 
 import datetime
@@ -16,34 +16,36 @@ from knobs import experiments, results
 ROUNDS_FILE = "rounds.yaml"  # in the result set: the rounds chosen, with the budget they fit
 
 
-def process_seconds(config, results_dir):
-    """{experiment: seconds its round-one processes took, start to finish}, from their result
-    files (a process that left none counts nothing)."""
-    spent = defaultdict(float)
+def process_seconds(config, results_dir, rounds):
+    """[{experiment: seconds its processes of round k took, start to finish}, for k < rounds],
+    from their result files (a process that left none counts nothing)."""
+    spent = [defaultdict(float) for _ in range(rounds)]
     for job in experiments.jobs(config):
         path = job.run(results_dir)
-        if job.rep == 0 and Path(path).exists():
+        if job.rep < rounds and Path(path).exists():
             run = results.read(path, validate=False)
             started = datetime.datetime.fromisoformat(run["process"]["started"])
             finished = datetime.datetime.fromisoformat(run["finished"])
-            spent[job.configuration.experiment] += (finished - started).total_seconds()
-    return dict(spent)
+            spent[job.rep][job.configuration.experiment] += (finished - started).total_seconds()
+    return [dict(by_experiment) for by_experiment in spent]
 
 
-def rounds_that_fit(first_round_seconds, spent, reps, minutes, fewest):
+def rounds_that_fit(measured_seconds, spent, reps, minutes):
     """(rounds, predicted seconds of measuring): the most rounds whose predicted time fits in
-    `minutes`, at least `fewest`. `first_round_seconds`: round one by the clock (Snakemake's
-    own time included); `spent`: {experiment: its processes' seconds in round one}, which
-    shares that time out; `reps`: {experiment: its most rounds}."""
-    # a round one measured before (nothing to time now) costs what its processes took
-    total = max(first_round_seconds, sum(spent.values()))
-    share = total / (sum(spent.values()) or 1)
-    cost = {name: seconds * share for name, seconds in spent.items()}
-    most = max(reps.values())
-    rounds = 1
-    while rounds < most:
-        more = sum(seconds for name, seconds in cost.items() if reps[name] > rounds)
-        if rounds >= fewest and total + more > minutes * 60:
+    `minutes`, never fewer than the rounds measured. `measured_seconds`: the rounds measured
+    so far by the clock (Snakemake's own time in it); `spent`: per round measured, {experiment:
+    its processes' seconds}; `reps`: {experiment: its most rounds}. A later round costs what
+    the last one measured did (the first pays for caches warming), each experiment's share
+    scaled by the clock's time over the processes' own."""
+    own = sum(seconds for by_experiment in spent for seconds in by_experiment.values())
+    # rounds measured before (nothing to time now) cost what their processes took
+    total = max(measured_seconds, own)
+    share = total / (own or 1)
+    cost = {name: seconds * share for name, seconds in spent[-1].items()}
+    rounds = len(spent)
+    while rounds < max(reps.values()):
+        more = sum(cost.get(name, 0) for name, most in reps.items() if most > rounds)
+        if total + more > minutes * 60:
             break
         rounds, total = rounds + 1, total + more
     return rounds, total
