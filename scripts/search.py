@@ -28,6 +28,7 @@ import argparse
 import copy
 import json
 import os
+import shlex
 import subprocess
 import sys
 
@@ -37,7 +38,7 @@ import yaml
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import paper  # noqa: E402  (beside this script)
-from knobs import config_check, environment, experiments, recovery, search, stats  # noqa: E402
+from knobs import config_check, experiments, recovery, search, stats  # noqa: E402
 from knobs.experiments import TWIN, results_dir  # noqa: E402
 
 
@@ -79,7 +80,9 @@ class Search:
             launcher = {k: v for k, v in stored.get("environments", {}).items() if k == "run_cpu"}
             notes = state.get("launcher_notes", [])
             if not launcher:
-                launcher, notes = search.run_cpu_environment(sys.executable, sys.prefix)
+                found, notes = search.run_cpu_environment(sys.executable, sys.prefix)
+                # its preloads named as on another machine (run_cpu gives this one's paths)
+                launcher = {name: search.configured(spec, name) for name, spec in found.items()}
             self.specs.update(launcher)
             self.notes += notes
         self.launcher_notes = self.notes[:]
@@ -342,17 +345,16 @@ class Search:
         table.to_csv(os.path.join(self.folder, "search.csv"), index=False)
         # the thread count the workflow ran it with, where the combination does not set one
         spec = {"threads": self.section["threads"], **self.specs.get(best, {})}
-        line, code = search.recipe(resolved(best, spec), self.section["runtime"])
-        time_step = os.path.relpath(os.path.join(os.path.dirname(SNAKEFILE), "scripts",
-                                                 "time_step.py"))
-        check, _ = search.recipe(resolved(best, spec), self.section["runtime"], command=(
-            f"{sys.executable} {time_step} "
-            f"{self.section['module']} --params '{json.dumps(self.section.get('params', {}))}'"
+        line, code, needs = search.recipe(spec, self.section["runtime"])
+        # run from the repository's folder, with the user's own python
+        check, _, _ = search.recipe(spec, self.section["runtime"], command=(
+            f"python scripts/time_step.py {shlex.quote(self.section['module'])} --params "
+            f"{shlex.quote(json.dumps(self.section.get('params', {})))}"
             + (f" --precision {spec['precision']}" if spec.get("precision") else "")
             + (f" --case {self.case}" if self.case else "")))
-        entry = yaml.safe_dump({"environments": {best: {k: v for k, v in spec.items()
-                                                         if k not in ("group", "groups")}}},
-                               sort_keys=False) if best != self.baseline else ""
+        entry = yaml.safe_dump({"environments": {best: {
+            k: v for k, v in search.configured(spec, best).items()
+            if k not in ("group", "groups")}}}, sort_keys=False) if best != self.baseline else ""
         text = [f"best: {best}"]
         if best != self.baseline:
             found = table[table["kind"] == "best"].iloc[0]
@@ -364,7 +366,9 @@ class Search:
                     text.append(f"  {r.ratio:.2f}x [{r.ratio_low:.2f}, {r.ratio_high:.2f}] the "
                                 f"time of {r.compared_with}'s settings ({r.verdict})")
             text += ["", "the line:", f"  {line}", *[f"  and in the code: {c}" for c in code],
-                     "", "checked by hand (the step timed outside the workflow):", f"  {check}",
+                     *[f"  and installed: {n}" for n in needs], "",
+                     "checked by hand (the step timed outside the workflow, in this "
+                     "repository's folder):", f"  {check}",
                      "", "the config entry:", *["  " + x for x in entry.splitlines()]]
         else:
             text.append(f"  no knob made it faster than {self.baseline} for sure")
@@ -378,12 +382,6 @@ class Search:
         print(shown.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
         print("\n".join(text))
         say(f"written: {self.folder}/search.csv, recipe.txt, search.png, report.html")
-
-
-def resolved(name, spec):
-    """The spec with each preload's real path, as the recipe must name it."""
-    return {**spec, "preload": [environment.resolve_library(name, p)
-                                for p in spec.get("preload", [])]}
 
 
 def module_config(module):

@@ -2,8 +2,10 @@
 """Time a benchmark's step in this shell's own environment, outside the workflow: to check a
 `make search` recipe by hand (its line, with this in place of `python train.py`).
 
-    LD_PRELOAD=... OMP_NUM_THREADS=1 .venv/bin/python scripts/time_step.py \\
+    LD_PRELOAD=... OMP_NUM_THREADS=1 python scripts/time_step.py \\
         benchmarks/my_model.py --params '{"width": 32, "batch": 16}' [--precision bfloat16]
+
+from the repository's folder, `python` the one that runs your model (its framework installed).
 
 Prints the median seconds per step over --samples steps after a warm-up, with the quartiles.
 Nothing is proven here: the workflow is where every knob is proven.

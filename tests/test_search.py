@@ -31,18 +31,19 @@ def test_a_combination_holds_both_and_one_knob_per_group():
 
 
 def test_the_recipe_is_a_line_to_paste_and_what_the_code_needs():
-    spec = {"preload": ["/usr/lib/libtcmalloc.so.4"], "threads": 2,
+    spec = {"preload": ["libtcmalloc.so.4"], "threads": 2,
             "env": {"KMP_AFFINITY": "granularity=fine,compact,1,0"}, "precision": "bfloat16"}
-    line, code = search.recipe(spec, "torch")
-    assert line == ("LD_PRELOAD=/usr/lib/libtcmalloc.so.4 OMP_NUM_THREADS=2 "
+    line, code, needs = search.recipe(spec, "torch")
+    assert line == ("LD_PRELOAD=libtcmalloc.so.4 OMP_NUM_THREADS=2 "
                     "KMP_AFFINITY=granularity=fine,compact,1,0 python train.py")
     assert code == ["each step inside `with torch.autocast('cpu', dtype=torch.bfloat16):`"]
-    line, code = search.recipe(spec, "tensorflow")
+    assert needs[0].startswith("libtcmalloc.so.4, which the loader finds by that name")
+    line, code, _ = search.recipe(spec, "tensorflow")
     assert "TF_NUM_INTRAOP_THREADS=2" in line and "mixed_bfloat16" in code[0]
-    line, code = search.recipe({"interop_threads": 1}, "torch")
-    assert line == "python train.py" and code == [
+    line, code, needs = search.recipe({"interop_threads": 1}, "torch")
+    assert line == "python train.py" and needs == [] and code == [
         "torch.set_num_interop_threads(1) before any PyTorch work"]
-    line, code = search.recipe({"interop_threads": 1}, "tensorflow")
+    line, code, _ = search.recipe({"interop_threads": 1}, "tensorflow")
     assert line == "TF_NUM_INTEROP_THREADS=1 python train.py" and code == []
 
 
@@ -50,7 +51,8 @@ def test_run_cpu_environment_is_what_the_launcher_sets_here():
     found, notes = search.run_cpu_environment(str(PYTHON), str(REPO / ".venv"))
     spec = found["run_cpu"]
     assert spec["threads"] == len(os.sched_getaffinity(0))  # its default: every core
-    assert spec["preload"] == [str(REPO / ".venv" / "lib" / "libiomp5.so")]
+    assert spec["preload"] == [str(REPO / ".venv" / "lib" / "libiomp5.so")]  # as it sets it
+    assert search.configured(spec, "run_cpu")["preload"] == ["libiomp5.so"]  # as configs say
     assert spec["env"] == {"KMP_AFFINITY": "granularity=fine,compact,1,0", "KMP_BLOCKTIME": "1"}
     assert any("taskset" in note or "numactl" in note for note in notes)
 

@@ -36,6 +36,7 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"
 PACKAGES = {
     "libtcmalloc": "Debian: apt-get install libgoogle-perftools4; conda: gperftools",
     "libjemalloc": "Debian: apt-get install libjemalloc2; conda: jemalloc",
+    "libiomp5": "pip install intel-openmp; conda: intel-openmp",
 }
 
 

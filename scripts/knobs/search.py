@@ -9,7 +9,12 @@ combination: two allocators cannot both serve malloc.
 import os
 import re
 import shlex
+import shutil
 import subprocess
+import sys
+from dataclasses import dataclass
+
+from knobs import environment
 
 JOIN = "-"  # a combination's name: its parts' names, in the order they were added
 
@@ -113,11 +118,84 @@ def _cpu_list(text):
     return cpus
 
 
+# The lib folder of the Python environment whose `python` runs a recipe's line: where pip's and
+# conda's packages put the libraries they bring (intel-openmp's libiomp5.so).
+PYTHON_LIB = "$(python -c 'import sys; print(sys.prefix)')/lib"
+
+
+@dataclass(frozen=True)
+class Preload:
+    """A preloaded library named so that it works on another machine than the search's."""
+
+    config: str  # in a config (knobs/environment.py resolves it)
+    shell: str  # in LD_PRELOAD of a recipe's line
+    note: str  # what the recipe says of it
+
+
+def loader_finds(name):
+    """The file the dynamic loader preloads for a bare `name` in a clean environment (its
+    cache and default folders, no LD_LIBRARY_PATH), None where it finds none: it lists what
+    it would load (LD_TRACE_LOADED_OBJECTS) for a program with no search path of its own."""
+    program = shutil.which("true") or "/bin/true"
+    done = subprocess.run([program], env={"LD_PRELOAD": name, "LD_TRACE_LOADED_OBJECTS": "1"},
+                          capture_output=True, text=True)
+    found = re.search(rf"^\s*{re.escape(name)} => (\S+) \(", done.stdout, re.M)
+    return os.path.realpath(found.group(1)) if found else None
+
+
+def cached_names(path):
+    """The names the loader's cache (`ldconfig -p`) holds the file `path` under: its soname
+    (libtcmalloc.so.4, where the file is libtcmalloc.so.4.5.10)."""
+    try:
+        cache = subprocess.run([shutil.which("ldconfig") or "/sbin/ldconfig", "-p"],
+                               capture_output=True, text=True).stdout
+    except OSError:
+        return []
+    return [line.split()[0] for line in cache.splitlines()
+            if "=>" in line and os.path.realpath(line.split("=>")[-1].strip()) == path]
+
+
+def preload(library, environment_name="recipe"):
+    """How a preload (as a config names it, or by its path) is named for another machine: by
+    a name the loader finds this same file by, its soname first (a file's own name can carry a
+    minor version only some distributions ship); else in the lib folder of the Python
+    environment, where it lies there; else by its full path (said)."""
+    name = os.path.basename(library)
+    hint = next((f" ({package})" for stem, package in environment.PACKAGES.items()
+                 if name.startswith(stem)), "")
+    try:
+        path = environment.resolve_library(environment_name, library)
+    except environment.KnobNotApplied:  # a search replayed elsewhere: named as it was
+        return Preload(library, library, f"{library}, not found on this machine{hint}")
+    found = next((n for n in dict.fromkeys([*cached_names(path), name])
+                  if loader_finds(n) == path), None)
+    if found:
+        return Preload(found, found, f"{found}, which the loader finds by that name{hint}; one "
+                       "it cannot find, it ignores with a warning")
+    if os.path.realpath(os.path.join(sys.prefix, "lib", name)) == path:
+        return Preload(name, f"{PYTHON_LIB}/{name}",
+                       f"{name}, off the loader's path: the line names it in the lib folder of "
+                       f"the Python environment whose python runs it{hint}")
+    return Preload(path, path, f"{path}, off the loader's path and outside the Python "
+                   "environment: the line names it where the search found it; name yours")
+
+
+def configured(spec, environment_name):
+    """`spec` with its preloads named as a config that works elsewhere names them."""
+    if not spec.get("preload"):
+        return spec
+    return {**spec, "preload": [preload(p, environment_name).config for p in spec["preload"]]}
+
+
 def recipe(spec, runtime, command="python train.py"):
-    """The shell line that sets `spec`'s knobs for `command`, and what goes in the code."""
+    """The shell line that sets `spec`'s knobs for `command`, and what goes in the code (with
+    what each preload needs)."""
     words = []
-    if spec.get("preload"):
-        words.append("LD_PRELOAD=" + ":".join(spec["preload"]))
+    preloads = [preload(library) for library in spec.get("preload", [])]
+    if preloads:
+        value = ":".join(p.shell for p in preloads)
+        words.append(f'LD_PRELOAD="{value}"' if "$(" in value else
+                     f"LD_PRELOAD={shlex.quote(value)}")
     if spec.get("threads"):
         variable = "TF_NUM_INTRAOP_THREADS" if runtime == "tensorflow" else "OMP_NUM_THREADS"
         words.append(f"{variable}={spec['threads']}")
@@ -132,7 +210,7 @@ def recipe(spec, runtime, command="python train.py"):
         code.append("tf.keras.mixed_precision.set_global_policy('mixed_bfloat16') before the "
                     "model is built" if runtime == "tensorflow" else
                     "each step inside `with torch.autocast('cpu', dtype=torch.bfloat16):`")
-    return " ".join(words + [command]), code
+    return " ".join(words + [command]), code, [p.note for p in preloads]
 
 
 def caption(ranked_csv, recipe_txt):

@@ -75,8 +75,9 @@ def answer(t):
     return ("- **With the knobs searched** (`make search`, each knob alone, then the helpful "
             "ones combined; [the study](studies/knob_search/README.md)): " + "; ".join(lines)
             + f". TensorFlow's best is **{ratio:.2f}x [{low:.2f}, {high:.2f}]** PyTorch's best "
-            "(two searches, so unpaired: a wider interval; measured on a slower day than the "
-            "reference run, so compare ratios, not times, with the lines above).")
+            "(two searches, so unpaired: a wider interval; their times are well above the "
+            "reference run's, an open question of the study: compare ratios, not times, with "
+            "the lines above).")
 
 
 def second_run(t):
