@@ -53,3 +53,18 @@ def test_every_figure_a_readme_shows_is_tracked_as_png():
                for path, readme in inline_figures().items() if path not in files}
     assert not missing, f"shown but not tracked (a fresh clone shows nothing): {missing}"
     assert all(path.suffix == ".png" for path in inline_figures())
+
+
+def test_make_paper_draws_a_comparisons_figure_from_its_table_alone(tmp_path):
+    """A comparison shipped without its figure (untracked) gets it from comparison.csv, also
+    one made before copies were set against their size (no change_beyond_machine column)."""
+    import shutil
+
+    from paper import redraw_comparisons  # scripts/paper.py
+
+    folder = tmp_path / "results" / "paper" / "memcpy_nt" / "aa"
+    folder.mkdir(parents=True)
+    shutil.copy(REPO / "results/paper/memcpy_nt/aa/comparison.csv", folder)
+    assert redraw_comparisons(tmp_path) == ["results/paper/memcpy_nt/aa"]
+    assert (folder / "comparison.png").stat().st_size > 10_000
+    assert redraw_comparisons(tmp_path) == []  # drawn once: not again while it is newer
