@@ -6,7 +6,7 @@ rule benchmark_run:
     output:
         experiments.run_file(RESULTS, "{experiment}", "{configuration}", "{rep}"),
     log:
-        f"{LOGS}/benchmark_run/{{experiment}}/{{configuration}}/rep{{rep}}.log",
+        experiments.run_log_file(LOGS, "{experiment}", "{configuration}", "{rep}"),
     priority: run_priority
     conda:
         run_conda_env
@@ -24,7 +24,7 @@ rule benchmark_evidence:
     output:
         f"{RESULTS}/evidence/{{experiment}}/{{name}}.txt",
     log:
-        f"{LOGS}/benchmark_evidence/{{experiment}}/{{name}}.log",
+        experiments.evidence_log_file(LOGS, "{experiment}", "{name}"),
     conda:
         evidence_conda_env
     resources:

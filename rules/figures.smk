@@ -19,4 +19,4 @@ rule figure:
         figure=figure_params,
         caption=figure_caption,
     script:
-        "../scripts/figure.py"
+        "scripts/figure.py"

@@ -20,4 +20,4 @@ rule search_answer:
         threshold=config["statistics"]["threshold"],
         caption=search_caption,
     script:
-        "../scripts/search_answer.py"
+        "scripts/search_answer.py"

@@ -16,7 +16,7 @@ rule table:
         settings=table_params,
         caption=table_caption,
     script:
-        "../scripts/table.py"
+        "scripts/table.py"
 
 
 rule ops_table:
@@ -29,7 +29,7 @@ rule ops_table:
     conda:
         "../envs/plots.yaml"
     script:
-        "../scripts/ops_table.py"
+        "scripts/ops_table.py"
 
 
 rule summary_table:
@@ -56,7 +56,7 @@ rule summary_table:
         experiments=summary_params(),
         statistics=config["statistics"],
     script:
-        "../scripts/summary.py"
+        "scripts/summary.py"
 
 
 rule verdicts_table:
@@ -79,7 +79,7 @@ rule verdicts_table:
         comparisons=comparisons(),
         statistics=config["statistics"],
     script:
-        "../scripts/verdicts.py"
+        "scripts/verdicts.py"
 
 
 rule report_config:
@@ -97,7 +97,7 @@ rule report_config:
     params:
         config=config,
     script:
-        "../scripts/write_config.py"
+        "scripts/write_config.py"
 
 
 rule not_measured_table:
@@ -115,4 +115,4 @@ rule not_measured_table:
     params:
         not_measured=config["not_measured"],
     script:
-        "../scripts/not_measured.py"
+        "scripts/not_measured.py"

@@ -22,11 +22,10 @@ from pathlib import Path
 
 import yaml
 
+from knobs import workflow  # beside this script
+
 REPO = Path(__file__).resolve().parent.parent
-SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 DEFAULT = ["results/paper", "results/paper/gpu", "results/paper/gpu/second"]
-RULES = ["table", "ops_table", "summary_table", "verdicts_table", "report_config", "figure",
-         "search_answer", "not_measured_table", "all"]
 
 
 def sets_of(study, root):
@@ -50,10 +49,10 @@ def rebuild(result_set, root):
                             "--check", str(root / result_set)], capture_output=True, text=True)
     if check.returncode:
         return check.stdout + check.stderr
-    snakemake = [str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "--directory", str(root),
-                 "--configfile", str(config), "--cores", "1", "--nolock",
-                 "--allowed-rules", *RULES]
-    for step in (snakemake, snakemake + ["--report", f"{result_set}/report.html"]):
+    # nothing measured, and no lock: the sets' outputs are disjoint, rebuilt side by side
+    aggregating = dict(directory=root, nolock=True, aggregate_only=True)
+    for step in (workflow.command(config, **aggregating),
+                 workflow.command(config, **aggregating, report=f"{result_set}/report.html")):
         done = subprocess.run(step, capture_output=True, text=True, cwd=root)
         if done.returncode:
             return done.stdout[-3000:] + done.stderr[-3000:]

@@ -19,9 +19,9 @@ import sys
 
 import pandas as pd
 
+from knobs import workflow  # beside this script
+
 SCRIPTS = os.path.dirname(os.path.abspath(__file__))
-# the venv's own snakemake, beside the python that runs this
-SNAKEMAKE = os.path.join(os.path.dirname(sys.executable), "snakemake")
 RESULTS_LINE = re.compile(r"^results:.*$", re.M)
 
 
@@ -43,7 +43,7 @@ def run(config_text, folder, snakemake_args):
     configfile = os.path.join(folder, "config.yaml")
     with open(configfile, "w") as handle:
         handle.write(pointed_at(config_text, folder))
-    command = [SNAKEMAKE, "--cores", "1", "--configfile", configfile, *snakemake_args]
+    command = workflow.command(configfile, extra=snakemake_args)
     started = now()
     if subprocess.run(command).returncode:
         sys.exit(f"replicate: {' '.join(command)} failed; what it measured is in {folder}; "

@@ -29,10 +29,8 @@ from snakemake.utils import update_config
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from knobs import budget, config_check, experiments, recovery  # noqa: E402
+from knobs import budget, config_check, experiments, recovery, workflow  # noqa: E402
 
-SNAKEMAKE = [sys.executable, "-m", "snakemake", "--cores", "1"]
-OVERLAY = "not_measured.yaml"  # the processes a run could not measure, with why
 
 
 def merged(paths):
@@ -66,32 +64,23 @@ def main(argv=None):
 def run(configs, config, results_dir, extra):
     """Measure what is missing, then the tables, figures and report (without the processes
     that failed, where some did); the exit status Snakemake's, or 1 where one is missing."""
-    overlay = Path(results_dir) / OVERLAY
     # what a run before this one left out is tried again: its list is made anew
-    overlay.unlink(missing_ok=True)
+    Path(results_dir, workflow.NOT_MEASURED).unlink(missing_ok=True)
     if not config["not_measured"]:
         Path(results_dir, "tables", "not_measured.csv").unlink(missing_ok=True)
-    started = time.time()
     if config.get("budget"):
         configs, code = within_budget(configs, config, results_dir)
         if code < 0:
             return 128 - code
         config = config_check.validated(merged(configs))
-    code = subprocess.run([*SNAKEMAKE, "--configfile", *configs, *extra]).returncode
+    code, missing = workflow.measure(configs, config, results_dir, extra)
     if code < 0:  # Snakemake itself was killed: the same command recovers
         return 128 - code
-    missing = recovery.missing(config, results_dir, since=started) if code else {}
-    if code and not missing:  # not a measured process: Snakemake has said which job
+    if code:
         return code
-    if missing:
-        listed = config["not_measured"]
-        overlay.write_text(yaml.safe_dump({"not_measured": {
-            **(listed if isinstance(listed, dict) else dict.fromkeys(listed, "")), **missing}}))
-        code = subprocess.run([*SNAKEMAKE, "--configfile", *configs, overlay]).returncode
-        if code:
-            return code
     code = report(configs, config, results_dir)
     if missing:  # last, below Snakemake's own lines
+        overlay = Path(results_dir, workflow.NOT_MEASURED)
         recovery.say(f"{len(missing)} process(es) not measured; the tables, figures and report "
                      f"are made without them ({overlay} and tables/not_measured.csv list them; "
                      "the next run measures them again):\n"
@@ -112,8 +101,8 @@ def within_budget(configs, config, results_dir):
     first = Path(results_dir, "calibration.yaml")
     first.write_text(f"rounds: {fewest}\n")
     started = time.time()
-    code = subprocess.run([*SNAKEMAKE, "--configfile", *configs, first, "--until",
-                           "benchmark_run", "benchmark_evidence"]).returncode
+    code = subprocess.run(workflow.command(
+        *configs, first, until=["benchmark_run", "benchmark_evidence"])).returncode
     first.unlink()
     if code < 0:
         return configs, code
@@ -131,11 +120,11 @@ def within_budget(configs, config, results_dir):
 def report(configs, config, results_dir):
     """`<results>/report.html` (of the rounds the budget chose, without the processes a failed
     run left out, where it did)."""
-    overlays = [Path(results_dir) / name for name in (budget.ROUNDS_FILE, OVERLAY)
+    overlays = [Path(results_dir) / name for name in (budget.ROUNDS_FILE, workflow.NOT_MEASURED)
                 if name != budget.ROUNDS_FILE or config.get("budget")]
-    return subprocess.run([*SNAKEMAKE, "--configfile", *configs,
-                           *[str(path) for path in overlays if path.exists()],
-                           "--report", os.path.join(results_dir, "report.html")]).returncode
+    return subprocess.run(workflow.command(
+        *configs, *[path for path in overlays if path.exists()],
+        report=os.path.join(results_dir, "report.html"))).returncode
 
 
 if __name__ == "__main__":

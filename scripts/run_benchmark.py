@@ -89,10 +89,10 @@ def spec_of(args):
 def measure(args):
     """In the measured process."""
     if args.describe:
-        from knobs import benchmarks, machine
+        from knobs import finder, machine
 
         environment.prove(args.environment)
-        module = benchmarks.load(args.benchmark)
+        module = finder.load(args.benchmark)
         text = module.Benchmark(args.params, args.describe[0], 0).describe(args.describe)
         where = machine.describe()
         header = (f"benchmark: {args.benchmark} ({args.configuration})\n"

@@ -37,12 +37,11 @@ import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import paper  # noqa: E402  (beside this script)
-from knobs import config_check, experiments, recovery, search, stats  # noqa: E402
+from knobs import config_check, experiments, recovery, search, stats, workflow  # noqa: E402
 from knobs.experiments import TWIN, results_dir  # noqa: E402
 
-
-SNAKEFILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Snakefile")
+# On the screen, Snakemake's progress alone: each job's details are in its log.
+QUIET = ["rules", "host"]
 
 
 def parse_args(argv):
@@ -66,6 +65,7 @@ class Search:
         self.section = filled["benchmarks"][bench]
         self.bench = bench
         self.folder = os.path.join(results_dir(config), "search", bench)
+        self.configfile = os.path.join(self.folder, "config.yaml")  # each stage's, a result set's
         self.minutes = minutes or self.section.get("search", {}).get("minutes", 60)
         everything = config_check.environments_known(config)
         self.baseline = self.section["baseline"]
@@ -188,32 +188,25 @@ class Search:
         say(f"stage {len(self.stages)} ({experiment}): {len(names)} environments and the A/A "
             f"twin, {processes} processes; {self.spent():.1f} of {self.minutes:g} minutes "
             "spent so far")
-        command = self.snakemake()
-        if subprocess.run(command).returncode != 0:
-            filled = config_check.validated(self.config())
-            failed = recovery.missing(filled, self.folder)
+        code, failed = workflow.measure([self.configfile], config_check.validated(self.config()),
+                                        self.folder, quiet=QUIET)
+        if failed:
             say(f"{len(failed)} process(es) failed (a knob that did not apply, a crash): "
                 "the tables are made without them, each named with its reason")
             self.not_measured.update(failed)
             self.write_state()
             self.write("config.yaml", self.config())
-            subprocess.run(command, check=True)
-
-    def snakemake(self):
-        """Every table and figure (rule all) of the folder, a result set like any other; only
-        the progress on the screen: each job's details are in the logs."""
-        return [sys.executable, "-m", "snakemake", "--snakefile", SNAKEFILE, "--cores", "1",
-                "--quiet", "rules", "host", "--configfile",
-                os.path.join(self.folder, "config.yaml")]
+        if code:
+            sys.exit(f"search: Snakemake stopped (exit status {code}); its lines above say "
+                     "which job, and the same command goes on from there")
 
     def draw(self):
         """The search's figure and the folder's report, with the answer in a section of its
         own (rules/search.smk): drawn by the rules that aggregate, nothing measured."""
         self.write("config.yaml", {**self.config(), "search_of": self.bench})
-        command = self.snakemake() + ["--allowed-rules", *paper.RULES]
-        subprocess.run(command, check=True)
-        subprocess.run(command + ["--report", os.path.join(self.folder, "report.html")],
-                       check=True)
+        for report in (None, os.path.join(self.folder, "report.html")):
+            subprocess.run(workflow.command(self.configfile, quiet=QUIET, aggregate_only=True,
+                                            report=report), check=True)
 
     def write_state(self):
         """What the next start needs and the tables do not hold: why each failed process
@@ -263,9 +256,10 @@ class Search:
         if not rows.empty and rows["status"].ne("ok").all():
             return rows["reason"].dropna().iloc[0]
         prefix = f"runs/{experiment}/{environment_name}/"
-        logs = experiments.logs_dir({"results": self.folder})
+        logs = os.path.dirname(experiments.run_log_file(
+            experiments.logs_dir({"results": self.folder}), experiment, environment_name, 0))
         return next((why for run, why in self.not_measured.items() if run.startswith(prefix)),
-                    f"no result: see {logs}/benchmark_run/{prefix[5:]}")
+                    f"no result: see {logs}/")
 
     # ---- The search ---------------------------------------------------------------------------
     def run(self):
@@ -386,9 +380,9 @@ class Search:
 
 def module_config(module):
     """A config for a module alone: its runtime the framework it imports."""
-    from knobs import benchmarks
+    from knobs import finder
 
-    path = benchmarks.file_of(module)
+    path = finder.file_of(module)
     with open(path) as source:
         text = source.read()
     runtime = next((name for name in ("tensorflow", "torch") if f"import {name}" in text),

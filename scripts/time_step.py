@@ -20,7 +20,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from knobs import benchmarks, environment, framework_knobs  # noqa: E402
+from knobs import environment, finder, framework_knobs  # noqa: E402
 
 
 def main(argv=None):
@@ -32,11 +32,11 @@ def main(argv=None):
     parser.add_argument("--samples", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=3)
     args = parser.parse_args(argv)
-    module = benchmarks.load(args.module)
+    module = finder.load(args.module)
     knobs = [environment.Knob("precision", args.precision, "precision")] if args.precision else []
     framework_knobs.prepare(knobs)
     benchmark = module.Benchmark(args.params, "cpu", 0)
-    case = args.case or benchmarks.cases_of(benchmark)[0]
+    case = args.case or finder.cases_of(benchmark)[0]
     step = framework_knobs.wrap(benchmark.setup(case), knobs)
     for _ in range(args.warmup):
         step()

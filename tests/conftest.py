@@ -11,12 +11,13 @@ REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "scripts"
 PYTHON = REPO / ".venv" / "bin" / "python"
 THEANO_PYTHON = REPO / ".venv-theano" / "bin" / "python"
-SNAKEMAKE = REPO / ".venv" / "bin" / "snakemake"
+SNAKEFMT = REPO / ".venv" / "bin" / "snakefmt"
 TINY = REPO / "tests" / "configs" / "tiny.yaml"
 sys.path.insert(0, str(SCRIPTS))
 sys.path.append(str(REPO))  # the studies' own modules: studies.<study>....
 
-from paper import RULES as PAPER_RULES  # noqa: E402,F401  the only rules `make paper` lets run
+from knobs import workflow  # noqa: E402
+from knobs.workflow import AGGREGATING_RULES  # noqa: E402,F401
 
 
 def run_benchmark(tmp_path, environment, extra=(), env=None, framework="numpy", python=PYTHON,
@@ -46,10 +47,9 @@ def write_config(tmp_path, config, name="config.yaml"):
 
 def snakemake(workdir, *args, configfile=None, check=True):
     """Run the workflow's command line in `workdir` (results land there, not in the repo)."""
-    command = [str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "--directory", str(workdir)]
-    if configfile:
-        command += ["--configfile", str(configfile)]
-    done = subprocess.run(command + list(args), capture_output=True, text=True, cwd=workdir)
+    command = workflow.command(*([configfile] if configfile else []), directory=workdir,
+                               cores=None, extra=args)
+    done = subprocess.run(command, capture_output=True, text=True, cwd=workdir)
     if check and done.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
     return done

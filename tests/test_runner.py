@@ -206,14 +206,14 @@ def test_disturbance_verdict(record, flagged):
     assert verdict is None if flagged is None else flagged in verdict
 
 
-def test_the_benchmark_interface_is_documented_where_it_is_loaded():
-    from knobs import benchmarks
+def test_the_benchmark_interface_is_documented_and_the_finder_names_what_it_knows():
+    from knobs import benchmarks, finder
 
     for word in ("def __init__(self, params, device, seed)", "def setup(self, case)",
                  "cases", "def evidence(self)", "def trace(self, path)", "Unavailable"):
         assert word in benchmarks.__doc__
     with pytest.raises(FileNotFoundError, match="by name: copy, faults, hourglass, peak"):
-        benchmarks.load("nowhere.py")
+        finder.load("nowhere.py")
 
 
 def test_a_benchmark_may_watch_its_warm_up_calls_but_not_the_first_or_the_timed_ones():

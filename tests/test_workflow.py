@@ -1,10 +1,15 @@
 """The tiny end-to-end run: two frameworks, environments, batches -> table, figure, report."""
 
+import re
+import sys
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
-from conftest import REPO, SNAKEMAKE, TINY, dry_run, load_yaml, snakemake, write_config
-from knobs import results
+from conftest import (AGGREGATING_RULES, REPO, SNAKEFMT, TINY, dry_run, load_yaml, snakemake,
+                      write_config)
+from knobs import results, workflow
 
 
 def test_tiny_run_writes_the_tidy_table(tiny_run):
@@ -66,7 +71,7 @@ def test_lint_and_format_are_clean():
     assert lint.returncode == 0 and "Lints for" not in lint.stdout, lint.stdout + lint.stderr
     import subprocess
 
-    fmt = subprocess.run([str(SNAKEMAKE.parent / "snakefmt"), "--check", str(REPO)],
+    fmt = subprocess.run([str(SNAKEFMT), "--check", str(REPO)],
                          capture_output=True, text=True)
     assert fmt.returncode == 0, fmt.stderr
 
@@ -128,5 +133,22 @@ def test_gpu_jobs_on_a_machine_without_a_gpu_fail_before_any_job(tmp_path):
     assert done.returncode != 0
     message = done.stdout + done.stderr
     assert "need a GPU" in message and "nvidia-smi found no GPU" in message
-    assert "scripts/gpu_paper.sh" in message
+    assert "scripts/run_without_snakemake.sh" in message
     assert not (tmp_path / "results").exists()
+
+
+def test_one_function_builds_every_snakemake_command_line():
+    """knobs/workflow.py alone spells Snakemake's program and its rule list: the scripts and
+    tests call it (a second copy would drift: another lock, another set of rules)."""
+    spelled = re.compile(r'"-m",\s*"snakemake"|bin" / "snakemake"|/ "snakemake"|'
+                         r'"snakemake"\)|\[\s*"snakemake"|"--allowed-rules"|"--until"')
+    where = [path.relative_to(REPO) for path in [*(REPO / "scripts").rglob("*.py"),
+                                                 *(REPO / "tests").rglob("*.py")]
+             if path.name != "workflow.py" and path != Path(__file__)
+             and spelled.search(path.read_text())]
+    assert where == []
+    words = workflow.command("a.yaml", "b.yaml", aggregate_only=True, until=["table"])
+    assert words[:3] == [sys.executable, "-m", "snakemake"]
+    assert words[words.index("--allowed-rules") + 1:][:len(AGGREGATING_RULES)] == list(
+        AGGREGATING_RULES)
+    assert words[-3:] == ["--configfile", "a.yaml", "b.yaml"]  # before `extra`, nothing else

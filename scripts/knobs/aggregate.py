@@ -9,7 +9,7 @@ import sys
 
 import pandas as pd
 
-from knobs import benchmarks, results, stats, tables, verdicts
+from knobs import finder, results, stats, tables, verdicts
 from knobs.experiments import comparisons, summary_settings, table_settings
 from knobs.op_categories import categorize
 
@@ -23,7 +23,7 @@ def tidy_table(run_paths, settings, needed):
     """One experiment's tidy table from its result files (each checked against the result
     schema first), with its benchmark's own columns; `needed`: the tables those read."""
     runs = [results.read(path) for path in run_paths]
-    return tables.build(runs, settings, needed, benchmarks.plugin(settings["plugin"]))
+    return tables.build(runs, settings, needed, finder.plugin(settings["plugin"]))
 
 
 def op_table(run_paths):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from knobs import benchmarks
+from knobs import finder
 
 CONFIG = Path(__file__).resolve().parents[2] / "config"
 SCHEMA = CONFIG / "schema.yaml"
@@ -35,7 +35,7 @@ def _key(path):
 def schema():
     """config/schema.yaml with each benchmark's section schema under its section's name."""
     joined = yaml.safe_load(SCHEMA.read_text())
-    for name, hooks in benchmarks.sections().items():
+    for name, hooks in finder.sections().items():
         section = yaml.safe_load(hooks.SECTION_SCHEMA)
         joined.setdefault("$defs", {}).update(section.pop("$defs", {}))
         joined["properties"][name] = section
@@ -43,7 +43,7 @@ def schema():
 
 
 def check_schema(config):
-    import jsonschema  # here, not at the top: scripts/gpu_paper.py runs where it may be missing
+    import jsonschema  # here, not at the top: scripts/run_without_snakemake.py runs where it may be missing
 
     validator = jsonschema.Draft202012Validator(schema())
     errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
@@ -86,7 +86,7 @@ def fill_defaults(config):
 
 def fill_schema_defaults(config, joined):
     """Fill in the schema's defaults where they are missing, as Snakemake's `validate` does,
-    without jsonschema (which a GPU node may lack: scripts/gpu_paper.py)."""
+    without jsonschema (which a GPU node may lack: scripts/run_without_snakemake.py)."""
     definitions = joined.get("$defs", {})
 
     def resolve(node):
@@ -135,7 +135,7 @@ def known(what, names, known_names, key):
 
 def check_references(config, available_bytes=None):
     """Names must refer to something, and sizes must be possible."""
-    owned = benchmarks.sections()
+    owned = finder.sections()
     if not any(config.get(key) for key in (*owned, "benchmarks")):
         raise ConfigError("config error: the config runs no experiment: add a section under "
                           f"`benchmarks` (or one of {', '.join(owned)})")
@@ -196,11 +196,11 @@ def check_benchmark(config, name):
     if name in taken or name in WRITTEN or name.endswith("_ops"):
         raise ConfigError(f"config error: {key}: the name {name!r} is taken (by a table or a "
                           f"figure the workflow writes); name it otherwise")
-    if benchmarks.is_path(section["module"]) and not os.path.isfile(section["module"]):
+    if finder.is_path(section["module"]) and not os.path.isfile(section["module"]):
         raise ConfigError(f"config error: {key}.module: {section['module']!r} is not a file "
                           f"(a path relative to {os.getcwd()})")
     try:
-        benchmarks.file_of(section["module"])
+        finder.file_of(section["module"])
     except FileNotFoundError as error:
         raise ConfigError(f"config error: {key}.module: {error}")
     known("environment (define it under `environments`, or use one of config/environments.yaml)",

@@ -1,6 +1,6 @@
 """What a config asks for: every experiment's configurations, where their results go, the
 command that measures each, and the order the processes run in. One source for the Snakemake
-rules (rules/common.smk) and for scripts/gpu_paper.py, which runs the same commands on a GPU
+rules (rules/common.smk) and for scripts/run_without_snakemake.py, which runs the same commands on a GPU
 node without Snakemake.
 
 An experiment is a benchmark module (knobs/benchmarks/) run over configurations: each
@@ -19,7 +19,7 @@ import shlex
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from knobs import benchmarks, runtimes
+from knobs import finder, runtimes
 from knobs.results import RUN_FILE, RUN_SUFFIX
 
 SCRIPTS = Path(__file__).resolve().parent.parent
@@ -32,6 +32,16 @@ def run_file(results, experiment, configuration, rep):
     """Where one measured process's result lies (with "{...}" for each part: the rule's
     output pattern)."""
     return f"{results}/runs/{experiment}/{configuration}/" + RUN_FILE.format(rep=rep)
+
+
+def run_log_file(logs, experiment, configuration, rep):
+    """Where that process's log lies in a folder of logs (the rule's log pattern likewise)."""
+    return f"{logs}/benchmark_run/{experiment}/{configuration}/rep{rep}.log"
+
+
+def evidence_log_file(logs, experiment, name):
+    """Where the log of an experiment's evidence lies in a folder of logs."""
+    return f"{logs}/benchmark_evidence/{experiment}/{name}.log"
 
 
 @dataclass(frozen=True)
@@ -119,8 +129,9 @@ def logs_dir(config):
 def run_log(config, run):
     """The log of the process that writes the result file `run` (rules/benchmarks.smk)."""
     under = os.path.relpath(run, results_dir(config))  # runs/<experiment>/.../rep<k>.json.gz
-    return os.path.join(logs_dir(config), "benchmark_run",
-                        under.removesuffix(RUN_SUFFIX).split(os.sep, 1)[1] + ".log")
+    _, experiment, path = under.removesuffix(RUN_SUFFIX).split(os.sep, 2)
+    configuration, rep = path.rsplit(os.sep, 1)
+    return run_log_file(logs_dir(config), experiment, configuration, rep.removeprefix("rep"))
 
 
 # ---- Each experiment's configurations -------------------------------------------------------
@@ -147,7 +158,7 @@ def grid_experiment(config, name):
     sizes = tuple(k for k, v in section.get("params", {}).items()
                   if isinstance(v, (str, int, float, bool)))
     return Experiment(name, "case", baseline, measured,
-                      module=section["module"] if benchmarks.is_path(section["module"]) else None,
+                      module=section["module"] if finder.is_path(section["module"]) else None,
                       sizes=sizes,
                       figures={name: GRID_FIGURE.read_text().replace("{name}", name)})
 
@@ -172,7 +183,7 @@ def experiments(config):
     """{name: Experiment} of everything the config asks for, in a fixed order: each section a
     benchmark owns (by name), then the sections under `benchmarks:`."""
     found = {}
-    for section, module in benchmarks.sections().items():
+    for section, module in finder.sections().items():
         if section in config:
             found.update((x.name, x) for x in module.experiments(config))
     for name in config.get("benchmarks", {}):

@@ -17,7 +17,8 @@ import resource
 import sys
 import time
 
-from knobs import benchmarks, disturbance, environment, framework_knobs, machine, onednn, results
+from knobs import disturbance, environment, finder, framework_knobs, machine, onednn, results
+from knobs.benchmarks import Unavailable
 
 # Per-sample counters: getrusage(RUSAGE_SELF) fields, summed over every thread of the process.
 COUNTERS = {"minor_faults": "ru_minflt", "major_faults": "ru_majflt",
@@ -83,7 +84,7 @@ def run(job, out, started, trace=None):
     device, rep, warmup, samples, order) and write its result to `out`."""
     watch = disturbance.Watch()
     knobs = environment.prove(job["environment"])  # before anything is measured
-    module = benchmarks.load(job["benchmark"])
+    module = finder.load(job["benchmark"])
     timeline = {"build_started": time.perf_counter() - started}
     result = {
         "format": results.FORMAT, "experiment": job["experiment"],
@@ -103,7 +104,7 @@ def run(job, out, started, trace=None):
             benchmark = module.Benchmark(job["params"], job["device"], job["rep"])
             timeline["build_done"] = time.perf_counter() - started
             framework_knobs.check_built(applied)
-            order = case_order(benchmarks.cases_of(benchmark), job["order"], job["rep"])
+            order = case_order(finder.cases_of(benchmark), job["order"], job["rep"])
             cases = {}
             for position, case in enumerate(order):
                 step = framework_knobs.wrap(benchmark.setup(case), applied)
@@ -119,7 +120,7 @@ def run(job, out, started, trace=None):
             lines = capture.stop() if capture else None
         # knobs that show once the steps ran
         environment.prove_started(knobs, observed=None if lines is None else onednn.parse(lines))
-    except (benchmarks.Unavailable, environment.NotApplicable) as error:
+    except (Unavailable, environment.NotApplicable) as error:
         results.write_json(out, {**result, "status": "unavailable", "reason": str(error),
                                  "process": watch.stop(), "finished": utc_now()})
         print(f"run_benchmark: unavailable here: {error}", file=sys.stderr)

@@ -12,7 +12,7 @@ from conftest import PYTHON, REPO
 
 from knobs.framework_knobs import bfloat16_arithmetic
 
-KNOBS = ["tcmalloc", "bf16", "jemalloc", "threads_2"]
+KNOBS = ["tcmalloc", "bf16", "threads_2"]  # a preload, a precision, a thread count
 
 
 def search(config):

@@ -1,4 +1,4 @@
-"""The copy step's figures (drawn by scripts/figure.py; from the tidy table and the summary only).
+"""The copy step's figures (drawn by rules/scripts/figure.py; from the tidy table and the summary only).
 
 `copy_step`: per-call time, GB/s and page faults against batch size, one column per framework
 and device, colour = environment, the baseline's A/A twin dashed grey (the noise floor), the

@@ -1,4 +1,4 @@
-"""The hourglass's figures (drawn by scripts/figure.py; from the tidy tables and the summary
+"""The hourglass's figures (drawn by rules/scripts/figure.py; from the tidy tables and the summary
 only): the ablation ladder (each configuration's step time relative to the baseline, with
 intervals over processes, and the A/A noise floor); the time per op category of each
 configuration's traced train step; why (the seed's ruler, page faults per step, phase order);

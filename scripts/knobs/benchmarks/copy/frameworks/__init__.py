@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+HERE = Path(__file__).resolve().parent  # the built-in frameworks; the studies' in theirs
+
 # The virtual environment of each runtime when conda is not used (`make setup` builds them);
 # with --use-conda a runtime is envs/<runtime>.yaml.
 VENVS = {"theano": ".venv-theano"}
@@ -42,10 +44,10 @@ def _declared():
     """{name: Framework} of every framework module found here and in the studies."""
     import ast
 
-    from knobs.benchmarks import found
+    from knobs import finder
 
     declared = {}
-    for name, path in found("frameworks", Path(__file__).resolve().parent).items():
+    for name, path in finder.found("frameworks", HERE).items():
         tree = ast.parse(path.read_text(), filename=str(path))
         values = [ast.literal_eval(node.value) for node in tree.body
                   if isinstance(node, ast.Assign)
@@ -77,8 +79,8 @@ class Identity:
 
 
 def load(name):
-    from knobs.benchmarks import found, import_file
+    from knobs import finder
 
     if name not in FRAMEWORKS:
         raise KeyError(f"unknown framework {name!r}; known: {', '.join(FRAMEWORKS)}")
-    return import_file(found("frameworks", Path(__file__).resolve().parent)[name])
+    return finder.import_file(finder.found("frameworks", HERE)[name])

@@ -1,4 +1,4 @@
-"""scripts/gpu_paper.sh: a node without Snakemake runs the same commands the rules would,
+"""scripts/run_without_snakemake.sh: a node without Snakemake runs the same commands the rules would,
 skips with a reason what it cannot run, and writes a config of what it measured, which the
 workflow then aggregates without running anything."""
 
@@ -9,11 +9,11 @@ import subprocess
 import pandas as pd
 import pytest
 
-from conftest import PAPER_RULES, PYTHON, REPO, SNAKEMAKE, TINY, load_yaml, snakemake, write_config
-from knobs import machine
+from conftest import AGGREGATING_RULES, PYTHON, REPO, TINY, load_yaml, snakemake, write_config
+from knobs import machine, workflow
 from knobs.results import load as load_result, write_json
 
-GPU_PAPER = REPO / "scripts" / "gpu_paper.sh"
+RUNNER = REPO / "scripts" / "run_without_snakemake.sh"
 
 
 def small_config(results):
@@ -32,8 +32,8 @@ def small_config(results):
     }
 
 
-def gpu_paper(*args, env=None):
-    return subprocess.run([str(GPU_PAPER), *map(str, args)], capture_output=True, text=True,
+def run_without_snakemake(*args, env=None):
+    return subprocess.run([str(RUNNER), *map(str, args)], capture_output=True, text=True,
                           env={**os.environ, "PYTHON": str(PYTHON), **(env or {})})
 
 
@@ -44,7 +44,7 @@ def test_it_runs_the_commands_the_rules_run(tmp_path):
     theirs = {line.removeprefix("Shell command: ").split(" > ")[0]
               for line in (done.stdout + done.stderr).splitlines()
               if "run_benchmark.py" in line}
-    ours = gpu_paper("--configfile", configfile, "--devices", "cpu", "--python", PYTHON,
+    ours = run_without_snakemake("--configfile", configfile, "--devices", "cpu", "--python", PYTHON,
                      "--dry-run")
     assert ours.returncode == 0, ours.stderr
     mine = {line.split(": ", 2)[2] for line in ours.stdout.splitlines()
@@ -67,7 +67,7 @@ def test_what_the_node_cannot_run_is_skipped_and_the_rest_aggregates(tmp_path):
     poison.mkdir()
     (poison / "tensorflow.py").write_text("raise ImportError('no TensorFlow on this node')\n")
     (poison / "jsonschema.py").write_text("raise ImportError('no jsonschema on this node')\n")
-    done = gpu_paper("--configfile", configfile, "--devices", "cpu", "--python", PYTHON,
+    done = run_without_snakemake("--configfile", configfile, "--devices", "cpu", "--python", PYTHON,
                      env={"PYTHONPATH": str(poison)})
     assert done.returncode == 0, done.stdout + done.stderr
     assert "jsonschema is not installed here" in done.stdout
@@ -85,13 +85,12 @@ def test_what_the_node_cannot_run_is_skipped_and_the_rest_aggregates(tmp_path):
     mtimes = {path: path.stat().st_mtime_ns for path in runs}
 
     aggregated = subprocess.run(
-        [str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path),
-         "--configfile", str(results / "config.yaml"), "--cores", "1",
-         "--allowed-rules", *PAPER_RULES, "--", str(results / "tables" / "summary.csv"),
-         str(results / "figures" / "hourglass_ladder.png")],
+        workflow.command(results / "config.yaml", directory=tmp_path, aggregate_only=True,
+                         extra=["--", results / "tables" / "summary.csv",
+                                results / "figures" / "hourglass_ladder.png"]),
         capture_output=True, text=True, cwd=tmp_path)
     assert aggregated.returncode == 0, aggregated.stdout[-3000:] + aggregated.stderr[-3000:]
-    assert set(re.findall(r"rule (\w+):", aggregated.stdout + aggregated.stderr)) <= set(PAPER_RULES)
+    assert set(re.findall(r"rule (\w+):", aggregated.stdout + aggregated.stderr)) <= set(AGGREGATING_RULES)
     assert all(path.stat().st_mtime_ns == t for path, t in mtimes.items())
     steps = pd.read_csv(results / "tables" / "hourglass.csv")
     assert set(steps["framework"]) == {"torch"}
@@ -104,7 +103,7 @@ def test_the_evidence_runs_right_after_the_first_round(tmp_path):
     """A run cut short by --time-limit still holds every configuration once with its proof."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("gpu_paper", REPO / "scripts" / "gpu_paper.py")
+    spec = importlib.util.spec_from_file_location("run_without_snakemake", REPO / "scripts" / "run_without_snakemake.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     config = small_config(tmp_path / "results")
@@ -131,7 +130,7 @@ def test_a_job_past_its_timeout_is_killed_with_its_children_and_fails(tmp_path):
     hung.chmod(0o755)
     config = small_config(tmp_path / "results")
     del config["hourglass"]  # no TensorFlow to probe: the hung job is the subject
-    done = gpu_paper("--configfile", write_config(tmp_path, config), "--devices", "cpu",
+    done = run_without_snakemake("--configfile", write_config(tmp_path, config), "--devices", "cpu",
                      "--python", hung, "--task-timeout", "1", "--time-limit", "0.5")
     assert done.returncode == 1, done.stdout + done.stderr
     assert re.search(r"FAILED \(timed out, see \S+\.log\)", done.stdout)
@@ -149,7 +148,7 @@ def test_without_a_gpu_every_gpu_job_is_skipped_saying_so(tmp_path):
                           limit={"frameworks": ["copyto", "memcpy_pinned"],
                                  "environments": ["glibc"]})
     config["hourglass"].update(devices=["gpu"])
-    done = gpu_paper("--configfile", write_config(tmp_path, config), "--python", PYTHON)
+    done = run_without_snakemake("--configfile", write_config(tmp_path, config), "--python", PYTHON)
     assert done.returncode == 1, done.stderr  # nothing measured
     assert "skip: copy torch_pinned glibc gpu random: torch sees no GPU here" in done.stdout
     assert "skip: hourglass torch eager glibc gpu: torch sees no GPU here" in done.stdout
@@ -165,7 +164,6 @@ def test_gpu_results_build_tables_and_figures(tiny_run, tmp_path):
     through the table, summary and figure rules: the GPU's limit comes from memcpy_pinned,
     the GPU round trips get their own panels, float32 steps on the GPU are compared with
     TF32's peak, and each device's hourglass rows get their own rungs."""
-    import json
     import shutil
 
     results = tmp_path / "results"
@@ -215,12 +213,9 @@ def test_gpu_results_build_tables_and_figures(tiny_run, tmp_path):
     configfile = write_config(tmp_path, config, "gpu.yaml")
     # the GPU's evidence would need a GPU: these rules only aggregate
     aggregated = subprocess.run(
-        [str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path),
-         "--configfile", str(configfile), "--cores", "1", "--allowed-rules", *PAPER_RULES,
-         "--", *[str(results / f) for f in ("figures/copy_step.png",
-                                            "figures/hourglass_ladder.png",
-                                            "figures/hourglass_gap.png",
-                                            "tables/summary.csv")]],
+        workflow.command(configfile, directory=tmp_path, aggregate_only=True, extra=[
+            "--", *[results / f for f in ("figures/copy_step.png", "figures/hourglass_ladder.png",
+                                          "figures/hourglass_gap.png", "tables/summary.csv")]]),
         capture_output=True, text=True, cwd=tmp_path)
     assert aggregated.returncode == 0, aggregated.stdout[-3000:] + aggregated.stderr[-3000:]
     copy_table = pd.read_csv(results / "tables" / "copy.csv")
@@ -252,7 +247,7 @@ def test_the_measured_config_lists_exactly_what_is_missing_and_validates(tmp_pat
     config = small_config(results)
     del config["hourglass"]  # the copy step's processes are enough, and quicker
     configfile = write_config(tmp_path, config)
-    done = gpu_paper("--configfile", configfile, "--devices", "cpu", "--python", PYTHON,
+    done = run_without_snakemake("--configfile", configfile, "--devices", "cpu", "--python", PYTHON,
                      env={"PYTHONPATH": str(tmp_path / "none")})
     assert done.returncode == 0, done.stdout + done.stderr
     measured = config_check.fill_defaults(load_yaml(results / "config.yaml"))
@@ -271,7 +266,7 @@ def test_what_another_device_would_measure_is_listed_as_not_measured(tmp_path):
     config["copy"].update(frameworks=["numpy", "torch_pinned"], devices=["cpu", "gpu"],
                           limit={"frameworks": ["copyto", "memcpy_pinned"],
                                  "environments": ["glibc"]})
-    done = gpu_paper("--configfile", write_config(tmp_path, config), "--devices", "cpu",
+    done = run_without_snakemake("--configfile", write_config(tmp_path, config), "--devices", "cpu",
                      "--python", PYTHON)
     assert done.returncode == 0, done.stdout + done.stderr
     missing = load_yaml(results / "config.yaml")["not_measured"]
@@ -285,13 +280,13 @@ def test_a_module_only_on_this_shells_pythonpath_is_not_there_for_the_jobs(tmp_p
     # a module found only through it would fail every job, so the probe says so up front.
     (tmp_path / "only_on_pythonpath.py").write_text("__version__ = '1.0'\n")
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
-    monkeypatch.syspath_prepend(str(tmp_path))  # as PYTHONPATH puts it on gpu_paper's own path
-    import gpu_paper
+    monkeypatch.syspath_prepend(str(tmp_path))  # as PYTHONPATH puts it on run_without_snakemake's own path
+    import run_without_snakemake
 
-    missing = gpu_paper.probe(str(PYTHON), {"only_on_pythonpath"})["only_on_pythonpath"]
+    missing = run_without_snakemake.probe(str(PYTHON), {"only_on_pythonpath"})["only_on_pythonpath"]
     assert "ModuleNotFoundError" in missing["error"]
     assert "add PYTHONPATH to the config's pass_env" in missing["hint"]
-    passed = gpu_paper.probe(str(PYTHON), {"only_on_pythonpath"}, pass_env=["PYTHONPATH"])
+    passed = run_without_snakemake.probe(str(PYTHON), {"only_on_pythonpath"}, pass_env=["PYTHONPATH"])
     assert passed["only_on_pythonpath"] == {"version": "1.0"}
-    nowhere = gpu_paper.probe(str(PYTHON), {"knobs_missing_everywhere"})
+    nowhere = run_without_snakemake.probe(str(PYTHON), {"knobs_missing_everywhere"})
     assert "hint" not in nowhere["knobs_missing_everywhere"]  # no fix to name there

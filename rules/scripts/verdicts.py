@@ -1,11 +1,13 @@
 """The summary and the tidy tables -> verdicts.csv: every knob's effect as a ratio with its
 interval and a verdict (a Snakemake script; knobs/aggregate.py, knobs/verdicts.py)."""
 
+import os
 import sys
 
 import pandas as pd
 
-from knobs import aggregate  # beside this script
+sys.path.insert(0, os.path.join(snakemake.scriptdir, "..", "..", "scripts"))  # the package
+from knobs import aggregate  # noqa: E402
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 

@@ -6,7 +6,7 @@ What the node cannot run is skipped with a line saying why; what is already meas
 kept. At the end `<results>/config.yaml` is the config with `not_measured` listing every
 result file that is missing, so that the workflow, where Snakemake runs, builds the tables,
 figures and report from what is there without running anything (`make paper`). Usually
-called through scripts/gpu_paper.sh.
+called through scripts/run_without_snakemake.sh.
 """
 
 import argparse
@@ -74,7 +74,7 @@ def probe(python, modules, pass_env=()):
     done = subprocess.run([python, "-c", PROBE, *sorted(modules)], capture_output=True,
                           text=True, env=env)
     if done.returncode:
-        sys.exit(f"gpu_paper: cannot probe {python}: {done.stderr.strip()[-500:]}")
+        sys.exit(f"run_without_snakemake: cannot probe {python}: {done.stderr.strip()[-500:]}")
     found = json.loads(done.stdout.strip().splitlines()[-1])
     if "PYTHONPATH" in os.environ and "PYTHONPATH" not in pass_env:
         for name, module in found.items():  # importable here, through PYTHONPATH only
@@ -146,7 +146,7 @@ def tasks(config, devices, python):
         todo.append(Task(f"{c.experiment} {' '.join(c.path.split('/'))} rep{job.rep}",
                          experiments.command(config, job, python), job.run(results),
                          c.needs, c.gpu_library, c.environment,
-                         f"{logs}/benchmark_run/{c.experiment}/{c.path}/rep{job.rep}.log"))
+                         experiments.run_log_file(logs, c.experiment, c.path, job.rep)))
     first_round = sum(1 for task in todo if task.name.endswith(" rep0"))
     evidence_tasks = []
     for experiment in experiments.experiments(config).values():
@@ -157,7 +157,7 @@ def tasks(config, devices, python):
             evidence_tasks.append(Task(f"evidence {experiment.name} {evidence.name}",
                              experiments.evidence_command(config, evidence, python),
                              evidence.file(results), c.needs, c.gpu_library, c.environment,
-                             f"{logs}/benchmark_evidence/{experiment.name}/{evidence.name}.log"))
+                             experiments.evidence_log_file(logs, experiment.name, evidence.name)))
     return todo[:first_round] + evidence_tasks + todo[first_round:]
 
 
@@ -174,7 +174,7 @@ def run(task, timeout=None):
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
-            print(f"gpu_paper: killed after {timeout:.0f} s (--task-timeout)", file=log)
+            print(f"run_without_snakemake: killed after {timeout:.0f} s (--task-timeout)", file=log)
             code = "timed out"
     return code, time.perf_counter() - start
 
@@ -251,9 +251,9 @@ def write_measured_config(config, configfile, results, todo, counts):
     measured = {**config, "not_measured": sorted(set(config["not_measured"]) | set(missing))}
     results.mkdir(parents=True, exist_ok=True)
     with open(results / "config.yaml", "w") as out:
-        out.write(f"# What {configfile} measured here (written by scripts/gpu_paper.py); "
-                  f"not_measured lists the {len(measured['not_measured'])} result files it "
-                  "does not hold.\n")
+        out.write(f"# What {configfile} measured here (written by "
+                  f"scripts/run_without_snakemake.py); not_measured lists the "
+                  f"{len(measured['not_measured'])} result files it does not hold.\n")
         yaml.safe_dump(measured, out, sort_keys=False)
     print(f"wrote {(results / 'config.yaml').resolve()} ({len(missing)} results not measured); "
           "build its tables and figures where Snakemake runs: make paper")

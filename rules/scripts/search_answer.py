@@ -2,6 +2,7 @@
 baseline, the launchers' settings, each step of the greedy combination against the best so
 far and the best against the baseline and each launcher, a ratio with its interval."""
 
+import os
 import sys
 
 import matplotlib
@@ -10,7 +11,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from knobs import figures  # noqa: E402  (beside this script)
+sys.path.insert(0, os.path.join(snakemake.scriptdir, "..", "..", "scripts"))  # the package
+from knobs import figures  # noqa: E402
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 

@@ -3,11 +3,13 @@ over processes, the spread, and against the baseline the time ratio and speedup 
 intervals, the A/A noise floor and the verdict) and the system table (a Snakemake script;
 knobs/aggregate.py; it reads the tidy tables only)."""
 
+import os
 import sys
 
 import pandas as pd
 
-from knobs import aggregate  # beside this script
+sys.path.insert(0, os.path.join(snakemake.scriptdir, "..", "..", "scripts"))  # the package
+from knobs import aggregate  # noqa: E402
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 

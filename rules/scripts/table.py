@@ -2,11 +2,13 @@
 script; knobs/aggregate.py). Each result is checked against config/result.schema.yaml first:
 a result of another format is refused, naming the fix, never misread."""
 
+import os
 import sys
 
 import pandas as pd
 
-from knobs import aggregate  # beside this script
+sys.path.insert(0, os.path.join(snakemake.scriptdir, "..", "..", "scripts"))  # the package
+from knobs import aggregate  # noqa: E402
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 

@@ -1,9 +1,11 @@
 """The time per op of each run's traced step, by op category (a Snakemake script;
 knobs/aggregate.py): one row per (run, op), for experiments whose benchmark traces a step."""
 
+import os
 import sys
 
-from knobs import aggregate  # beside this script
+sys.path.insert(0, os.path.join(snakemake.scriptdir, "..", "..", "scripts"))  # the package
+from knobs import aggregate  # noqa: E402
 
 sys.stderr = open(snakemake.log[0], "w", buffering=1)
 
