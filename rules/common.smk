@@ -249,6 +249,6 @@ onstart:
         raise WorkflowError(
             f"{len(jobs)} job(s) need a GPU (e.g. {jobs[0]}: {', '.join(map(str, jobs[0].output))}), "
             "but this machine has none (nvidia-smi found no GPU). Run them where there is one "
-            "(--profile profiles/slurm, or scripts/run_without_snakemake.sh on a GPU node), or take gpu "
-            "out of the config's devices; --dry-run shows the plan anywhere."
+            "(--profile profiles/slurm, or scripts/run_without_snakemake.sh on a GPU node), or "
+            "take gpu out of the config's devices; --dry-run shows the plan anywhere."
         )

@@ -32,7 +32,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from knobs import budget, config_check, experiments, recovery, workflow  # noqa: E402
 
 
-
 def merged(paths):
     """The config the files make together, as Snakemake merges them (later ones win)."""
     config = {}

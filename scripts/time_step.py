@@ -21,6 +21,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from knobs import environment, finder, framework_knobs  # noqa: E402
+from knobs.benchmarks import cases_of  # noqa: E402
 
 
 def main(argv=None):
@@ -36,7 +37,7 @@ def main(argv=None):
     knobs = [environment.Knob("precision", args.precision, "precision")] if args.precision else []
     framework_knobs.prepare(knobs)
     benchmark = module.Benchmark(args.params, "cpu", 0)
-    case = args.case or finder.cases_of(benchmark)[0]
+    case = args.case or cases_of(benchmark)[0]
     step = framework_knobs.wrap(benchmark.setup(case), knobs)
     for _ in range(args.warmup):
         step()

@@ -43,7 +43,8 @@ def schema():
 
 
 def check_schema(config):
-    import jsonschema  # here, not at the top: scripts/run_without_snakemake.py runs where it may be missing
+    # here, not at the top: scripts/run_without_snakemake.py runs where it may be missing
+    import jsonschema
 
     validator = jsonschema.Draft202012Validator(schema())
     errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))

@@ -1,7 +1,7 @@
 """What a config asks for: every experiment's configurations, where their results go, the
 command that measures each, and the order the processes run in. One source for the Snakemake
-rules (rules/common.smk) and for scripts/run_without_snakemake.py, which runs the same commands on a GPU
-node without Snakemake.
+rules (rules/common.smk) and for scripts/run_without_snakemake.py, which runs the same
+commands on a node without Snakemake.
 
 An experiment is a benchmark module (knobs/benchmarks/) run over configurations: each
 configuration is one benchmark, its params, an environment and a device, measured in `reps`

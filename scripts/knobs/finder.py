@@ -115,7 +115,3 @@ def sections():
     return {name: import_file(path) for name, path in owners.items()
             if path.exists() and "SECTION_SCHEMA" in defines(path)}
 
-
-def cases_of(benchmark):
-    cases = getattr(benchmark, "cases", ["step"])
-    return [str(case) for case in (cases() if callable(cases) else cases)]

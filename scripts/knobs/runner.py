@@ -18,7 +18,7 @@ import sys
 import time
 
 from knobs import disturbance, environment, finder, framework_knobs, machine, onednn, results
-from knobs.benchmarks import Unavailable
+from knobs.benchmarks import Unavailable, cases_of
 
 # Per-sample counters: getrusage(RUSAGE_SELF) fields, summed over every thread of the process.
 COUNTERS = {"minor_faults": "ru_minflt", "major_faults": "ru_majflt",
@@ -104,7 +104,7 @@ def run(job, out, started, trace=None):
             benchmark = module.Benchmark(job["params"], job["device"], job["rep"])
             timeline["build_done"] = time.perf_counter() - started
             framework_knobs.check_built(applied)
-            order = case_order(finder.cases_of(benchmark), job["order"], job["rep"])
+            order = case_order(cases_of(benchmark), job["order"], job["rep"])
             cases = {}
             for position, case in enumerate(order):
                 step = framework_knobs.wrap(benchmark.setup(case), applied)

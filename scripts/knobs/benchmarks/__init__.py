@@ -57,3 +57,9 @@ knobs/finder.py, below every benchmark.
 
 class Unavailable(RuntimeError):
     """This benchmark cannot run here, for a reason the result records."""
+
+
+def cases_of(benchmark):
+    """A built benchmark's cases, by name (`cases`: a list or a method; default: one, "step")."""
+    cases = getattr(benchmark, "cases", ["step"])
+    return [str(case) for case in (cases() if callable(cases) else cases)]
