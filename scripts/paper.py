@@ -51,12 +51,10 @@ def rebuild(result_set, root):
         return check.stdout + check.stderr
     # nothing measured, and no lock: the sets' outputs are disjoint, rebuilt side by side
     aggregating = dict(directory=root, nolock=True, aggregate_only=True)
-    for step in (workflow.command(config, **aggregating),
-                 workflow.command(config, **aggregating, report=f"{result_set}/report.html")):
-        done = subprocess.run(step, capture_output=True, text=True, cwd=root)
-        if done.returncode:
-            return done.stdout[-3000:] + done.stderr[-3000:]
-    return None
+    done = subprocess.run(workflow.command(config, **aggregating, report=f"{result_set}/report.html",
+                                           report_after_run=True),
+                          capture_output=True, text=True, cwd=root)
+    return done.stdout[-3000:] + done.stderr[-3000:] if done.returncode else None
 
 
 def tables_alone(result_set, root):

@@ -72,19 +72,20 @@ def run(configs, config, results_dir, extra):
         if code < 0:
             return 128 - code
         config = config_check.validated(merged(configs))
-    code, missing = workflow.measure(configs, config, results_dir, extra)
+    code, missing = workflow.measure(configs, config, results_dir, extra,
+                                     report=os.path.join(results_dir, "report.html"),
+                                     report_after_run=True)
     if code < 0:  # Snakemake itself was killed: the same command recovers
         return 128 - code
     if code:
         return code
-    code = report(configs, config, results_dir)
     if missing:  # last, below Snakemake's own lines
         overlay = Path(results_dir, workflow.NOT_MEASURED)
         recovery.say(f"{len(missing)} process(es) not measured; the tables, figures and report "
                      f"are made without them ({overlay} and tables/not_measured.csv list them; "
                      "the next run measures them again):\n"
                      + "\n".join(f"  {run_file}: {why}" for run_file, why in missing.items()))
-    return code or (1 if missing else 0)
+    return 1 if missing else 0
 
 
 def within_budget(configs, config, results_dir):
@@ -117,8 +118,8 @@ def within_budget(configs, config, results_dir):
 
 
 def report(configs, config, results_dir):
-    """`<results>/report.html` (of the rounds the budget chose, without the processes a failed
-    run left out, where it did)."""
+    """`<results>/report.html` alone (`make report`; a run makes it as it ends), of the rounds
+    the budget chose, without the processes a failed run left out, where it did."""
     overlays = [Path(results_dir) / name for name in (budget.ROUNDS_FILE, workflow.NOT_MEASURED)
                 if name != budget.ROUNDS_FILE or config.get("budget")]
     return subprocess.run(workflow.command(

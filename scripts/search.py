@@ -204,9 +204,9 @@ class Search:
         """The search's figure and the folder's report, with the answer in a section of its
         own (rules/search.smk): drawn by the rules that aggregate, nothing measured."""
         self.write("config.yaml", {**self.config(), "search_of": self.bench})
-        for report in (None, os.path.join(self.folder, "report.html")):
-            subprocess.run(workflow.command(self.configfile, quiet=QUIET, aggregate_only=True,
-                                            report=report), check=True)
+        subprocess.run(workflow.command(self.configfile, quiet=QUIET, aggregate_only=True,
+                                        report=os.path.join(self.folder, "report.html"),
+                                        report_after_run=True), check=True)
 
     def write_state(self):
         """What the next start needs and the tables do not hold: why each failed process

@@ -5,6 +5,7 @@ Each runs a tiny NumPy benchmark of the test's own through `make run`'s script."
 import gzip
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -40,7 +41,8 @@ class Benchmark:
 
 
 def config_of(tmp_path, reps=3, **params):
-    (tmp_path / "tiny_sum.py").write_text(BENCHMARK)
+    if not (tmp_path / "tiny_sum.py").exists():  # a copied set's module keeps its time
+        (tmp_path / "tiny_sum.py").write_text(BENCHMARK)
     return write_config(tmp_path, {"results": str(tmp_path / "results"), "benchmarks": {
         "tiny_sum": {"module": str(tmp_path / "tiny_sum.py"), "runtime": "numpy",
                      "params": {"size": 1000, **params}, "environments": ["glibc"],
@@ -51,6 +53,20 @@ def make_run(config, **kwargs):
     """`make run CONFIG=...`, as the Makefile runs it (from the repository)."""
     return subprocess.run([str(PYTHON), str(REPO / "scripts" / "run.py"), str(config)],
                           capture_output=True, text=True, cwd=REPO, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    """A finished run of two processes, made once: each test copies it (times kept, as a
+    cloned set has them) rather than measuring its own."""
+    folder = tmp_path_factory.mktemp("finished")
+    assert make_run(config_of(folder, reps=2)).returncode == 0
+    return folder
+
+
+def copy_of(finished, tmp_path):
+    shutil.copytree(finished, tmp_path, dirs_exist_ok=True)
+    return config_of(tmp_path, reps=2)
 
 
 def run_files(tmp_path):
@@ -93,9 +109,9 @@ def test_a_run_killed_with_sigkill_recovers_with_the_same_command(tmp_path):
     assert {p: after[p] for p in before} == before  # nothing measured is measured again
 
 
-def test_a_cut_short_result_is_named_kept_aside_and_its_process_alone_measured_again(tmp_path):
-    config = config_of(tmp_path, reps=2)
-    assert make_run(config).returncode == 0
+def test_a_cut_short_result_is_named_kept_aside_and_its_process_alone_measured_again(
+        finished, tmp_path):
+    config = copy_of(finished, tmp_path)
     files = run_files(tmp_path)
     cut = sorted(files)[0]
     text = cut.read_bytes()
@@ -115,9 +131,8 @@ def test_a_cut_short_result_is_named_kept_aside_and_its_process_alone_measured_a
 
 
 def test_a_set_written_before_runs_were_compressed_is_compressed_and_nothing_measured_again(
-        tmp_path):
-    config = config_of(tmp_path, reps=2)
-    assert make_run(config).returncode == 0
+        finished, tmp_path):
+    config = copy_of(finished, tmp_path)
     packed = run_files(tmp_path)
     contents = {path: gzip.decompress(path.read_bytes()) for path in packed}
     for path, text in contents.items():  # the layout of a set before this change

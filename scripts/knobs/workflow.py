@@ -21,11 +21,12 @@ NOT_MEASURED = "not_measured.yaml"  # beside the results: the processes a run co
 
 
 def command(*configs, directory=None, cores=1, aggregate_only=False, until=(), report=None,
-            quiet=(), nolock=False, extra=()):
+            report_after_run=False, quiet=(), nolock=False, extra=()):
     """The Snakemake of the running interpreter over the workflow, one job at a time (`cores`:
     None leaves it to the caller's words or profile), with `configs` (later ones winning; none:
     the profile's); `until`: rules to stop after; `report`: write that report instead of
-    running; `extra`: the caller's own words, last (`--forcerun FILES`)."""
+    running, or, with `report_after_run`, once the run has succeeded (one Snakemake start and
+    one DAG instead of two); `extra`: the caller's own words, last (`--forcerun FILES`)."""
     words = [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE)]
     if cores is not None:
         words += ["--cores", str(cores)]
@@ -40,7 +41,7 @@ def command(*configs, directory=None, cores=1, aggregate_only=False, until=(), r
     if until:
         words += ["--until", *until]
     if report is not None:
-        words += ["--report", str(report)]
+        words += ["--report", str(report)] + (["--report-after-run"] if report_after_run else [])
     if configs:
         words += ["--configfile", *map(str, configs)]
     return words + [str(word) for word in extra]
