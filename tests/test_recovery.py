@@ -49,9 +49,10 @@ def config_of(tmp_path, reps=3, **params):
                      "reps": reps, "warmup": 1, "samples": 3}}})
 
 
-def make_run(config, **kwargs):
-    """`make run CONFIG=...`, as the Makefile runs it (from the repository)."""
-    return subprocess.run([str(PYTHON), str(REPO / "scripts" / "run.py"), str(config)],
+def make_run(config, *words, **kwargs):
+    """`make run CONFIG=...` (`words`: `--report-only` for `make report`), as the Makefile runs
+    it (from the repository)."""
+    return subprocess.run([str(PYTHON), str(REPO / "scripts" / "run.py"), str(config), *words],
                           capture_output=True, text=True, cwd=REPO, **kwargs)
 
 
@@ -146,6 +147,19 @@ def test_a_set_written_before_runs_were_compressed_is_compressed_and_nothing_mea
     assert "benchmark_run" not in done.stdout + done.stderr  # nothing measured again
     assert run_files(tmp_path) == packed  # each file where it was, with its time
     assert {path: gzip.decompress(path.read_bytes()) for path in packed} == contents
+
+
+def test_the_report_alone_is_written_from_what_is_there_and_measures_nothing(finished, tmp_path):
+    """`make report`: the one path left that makes the report without a run (a run makes it
+    as it ends)."""
+    config = copy_of(finished, tmp_path)
+    report = tmp_path / "results" / "report.html"
+    report.unlink()
+    files = run_files(tmp_path)
+    done = make_run(config, "--report-only")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "tiny_sum" in report.read_text(errors="replace")
+    assert "benchmark_run" not in done.stdout + done.stderr and run_files(tmp_path) == files
 
 
 def test_a_gzip_result_cut_short_or_not_gzip_inside_is_named(tmp_path):
