@@ -69,7 +69,7 @@ def test_xla_upsample_equals_the_seeds_resize(tf):
     np.testing.assert_array_equal(resize.numpy(), broadcast.numpy())
 
 
-SMALL = dict(stacks=1, resolution=64, batch=2, features=32, joints=4)
+SMALL = dict(stacks=1, resolution=64, batch=2, features=16, joints=4)
 
 
 @pytest.mark.parametrize("variant", ["session-feed_dict-unfused-NHWC",

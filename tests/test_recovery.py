@@ -23,12 +23,17 @@ import numpy as np
 
 
 class Benchmark:
-    """A sum over a random array; a `pause` before it (time for a kill to land while a
-    process runs); `die_in_rep`: that process kills itself as the out-of-memory killer would
-    kill it; `fail_in_rep`: that one raises."""
+    """A sum over a random array. `hold` (a folder): every process but the first waits until
+    the test writes `release` there (a kill lands while a process runs, however slow the
+    machine); `die_in_rep`: that process kills itself as the out-of-memory killer would kill
+    it; `fail_in_rep`: that one raises."""
 
     def __init__(self, params, device, seed):
-        time.sleep(params.get("pause", 0))
+        if "hold" in params:
+            open(os.path.join(params["hold"], f"started.{os.getpid()}"), "w").close()
+            started = [n for n in os.listdir(params["hold"]) if n.startswith("started.")]
+            while len(started) > 1 and not os.path.exists(os.path.join(params["hold"], "release")):
+                time.sleep(0.05)
         if params.get("die_in_rep") == seed:
             os.kill(os.getpid(), signal.SIGKILL)
         if params.get("fail_in_rep") == seed:
@@ -75,7 +80,9 @@ def run_files(tmp_path):
 
 
 def test_a_run_killed_with_sigkill_recovers_with_the_same_command(tmp_path):
-    config = config_of(tmp_path, reps=2, pause=3)
+    hold = tmp_path / "hold"
+    hold.mkdir()
+    config = config_of(tmp_path, reps=2, hold=str(hold))
     started = subprocess.Popen([str(PYTHON), str(REPO / "scripts" / "run.py"), str(config)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO)
     results_dir = str(tmp_path / "results")
@@ -97,6 +104,7 @@ def test_a_run_killed_with_sigkill_recovers_with_the_same_command(tmp_path):
     refused = make_run(config)
     assert refused.returncode != 0
     assert "a measured process (pid" in refused.stderr and "still running on it" in refused.stderr
+    (hold / "release").touch()
     while running() and time.time() < deadline:
         time.sleep(0.2)
     before = run_files(tmp_path)

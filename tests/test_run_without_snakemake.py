@@ -24,7 +24,7 @@ def small_config(results):
                  "batches": [1, 2], "image": [3, 16, 16], "reps": 1, "warmup": 1, "calls": 3,
                  "limit": {"frameworks": ["copyto"], "environments": ["glibc"]}},
         "hourglass": {"stacks": 1, "resolution": 64, "batch": 2, "features": 16, "joints": 4,
-                      "reps": 1, "warmup": 1, "steps": 2, "threads": 1,
+                      "reps": 1, "warmup": 1, "steps": 2, "threads": 1, "peak_size": 512,
                       "tensorflow": {"seed": {"execution": "function", "input": "resident",
                                               "batch_norm": "fused", "data_format": "NHWC",
                                               "environment": "glibc"}},

@@ -91,6 +91,7 @@ def test_tiny_hourglass_run_writes_tables_traces_and_figures(tiny_run):
     assert (per_config == config["steps"]).all() and len(per_config) == 2 * 4  # and the twin
     assert "torch eager (A/A twin)" in set(steps["label"])
     assert steps["peak_gflops"].gt(0).all() and steps["fraction_of_peak"].between(0, 1.5).all()
+    assert set(pd.read_csv(workdir / "results/tables/peak.csv")["n"]) == {config["peak_size"]}
     ops = pd.read_csv(workdir / "results/tables/hourglass_ops.csv")
     convolution = ops[ops["category"] == "convolution"].groupby("framework")["seconds"].sum()
     assert set(convolution.index) == {"tensorflow", "torch"} and (convolution > 0).all()

@@ -31,8 +31,11 @@ def test_slurm_profile_gives_the_same_table_as_the_local_profile(slurm, tmp_path
     local.mkdir()
     cluster.mkdir()
     snakemake(local, "--cores", "1", configfile=CONFIG)
+    # The plugin checks first after the initial wait, then 10 s later each time: a job here
+    # (about 6 s from sbatch to its end) is seen done at the first check after 8 s; after
+    # 1 s, only at the second, 12 s after sbatch.
     done = snakemake(cluster, "--profile", str(REPO / "profiles/slurm"),
-                     "--slurm-init-seconds-before-status-checks", "1",
+                     "--slurm-init-seconds-before-status-checks", "8",
                      "--seconds-between-status-checks", "2", configfile=CONFIG)
     log = done.stdout + done.stderr
     assert "has been submitted with SLURM jobid" in log
