@@ -30,9 +30,10 @@ class Benchmark:
 
     def __init__(self, params, device, seed):
         if "hold" in params:
-            open(os.path.join(params["hold"], f"started.{os.getpid()}"), "w").close()
-            started = [n for n in os.listdir(params["hold"]) if n.startswith("started.")]
-            while len(started) > 1 and not os.path.exists(os.path.join(params["hold"], "release")):
+            hold = params["hold"]
+            open(os.path.join(hold, f"started.{os.getpid()}"), "w").close()
+            started = [n for n in os.listdir(hold) if n.startswith("started.")]
+            while len(started) > 1 and not os.path.exists(os.path.join(hold, "release")):
                 time.sleep(0.05)
         if params.get("die_in_rep") == seed:
             os.kill(os.getpid(), signal.SIGKILL)
