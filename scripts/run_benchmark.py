@@ -26,7 +26,7 @@ import time
 
 STARTED = time.perf_counter()
 
-from knobs import environment, results, runner  # noqa: E402
+from knobs import environment, kinds, results, runner  # noqa: E402
 
 ATTEMPTS = 2  # a disturbed process is measured once more
 
@@ -40,21 +40,16 @@ def parse_args(argv):
                         help="a built-in benchmark (copy, hourglass, peak) or a .py file")
     parser.add_argument("--params", type=json.loads, default={}, help="JSON object")
     parser.add_argument("--environment", required=True, help="the environment's name")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
-    parser.add_argument("--preload", action="append", default=[], metavar="LIBRARY")
-    parser.add_argument("--aslr", choices=["on", "off"], default="on",
-                        help="address-space layout randomization of the measured process")
     parser.add_argument("--require-effect", action="append", default=[], metavar="KNOB",
                         help="a knob that must be proven by its effect (all: every knob)")
     parser.add_argument("--pass-env", action="append", default=[], metavar="VARIABLE",
                         help="a variable of the caller's environment the process keeps")
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--environment-threads", type=int,
-                        help="the environment's own thread count (a knob, proven), for --threads")
-    parser.add_argument("--interop-threads", type=int,
-                        help="the environment's inter-op thread count (a knob, proven)")
-    parser.add_argument("--precision", choices=["bfloat16"],
-                        help="run each step in this precision (a knob, proven)")
+    parser.add_argument("--kinds", action="append", default=[], metavar="FILE",
+                        help="a module of knob kinds of the config's own (its `kinds:`)")
+    for kind in kinds.load(tuple(kind_files(argv))):  # each kind's own option: its knobs
+        parser.add_argument(kind.option, action="append", default=[], dest=f"kind_{kind.key}",
+                            help=f"the environment's `{kind.key}` (a knob, proven)")
     parser.add_argument("--device", default="cpu", choices=["cpu", "gpu"])
     parser.add_argument("--rep", type=int, default=0)
     parser.add_argument("--warmup", type=int, default=1)
@@ -67,9 +62,9 @@ def parse_args(argv):
     parser.add_argument("--out", required=True)
     parser.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    for item in args.set + args.label:
+    for item in args.label:
         if "=" not in item:
-            parser.error(f"--set/--label {item!r}: expected KEY=VALUE")
+            parser.error(f"--label {item!r}: expected KEY=VALUE")
     args.labels = [item.split("=", 1) for item in args.label]  # in order: they make the path
     args.configuration = "/".join(value for _, value in args.labels)
     if args.warmup < 0 or args.samples < 1 or args.threads < 1:
@@ -77,13 +72,22 @@ def parse_args(argv):
     return args
 
 
+def kind_files(argv):
+    """The files of the config's own knob kinds (`--kinds`), read before the other options:
+    each kind brings its own."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--kinds", action="append", default=[])
+    return parser.parse_known_args(argv)[0].kinds
+
+
 def spec_of(args):
-    """The environment as knobs/environment.py takes it."""
+    """The environment as knobs/environment.py takes it: each kind's value read back from
+    its words."""
     required = True if "all" in args.require_effect else args.require_effect
-    return {"env": dict(item.split("=", 1) for item in args.set),
-            "preload": args.preload, "require_effect": required, "aslr": args.aslr == "on",
-            "threads": args.environment_threads, "interop_threads": args.interop_threads,
-            "precision": args.precision}
+    spec = {kind.key: kind.read(getattr(args, f"kind_{kind.key}"))
+            for kind in kinds.load(tuple(args.kinds))}
+    return {**{key: value for key, value in spec.items() if value is not None},
+            "require_effect": required}
 
 
 def measure(args):
@@ -115,7 +119,7 @@ def launch(args, argv):
     disturbed; return its exit code."""
     try:
         env = environment.launch_env(args.environment, spec_of(args), args.threads,
-                                     args.pass_env)
+                                     args.pass_env, kind_files=args.kinds)
     except environment.KnobNotApplied as error:
         sys.exit(f"run_benchmark: {error}")
     shown = {k: v for k, v in env.items() if k != environment.SPEC_VARIABLE}
@@ -123,7 +127,7 @@ def launch(args, argv):
           + " ".join(f"{k}={shlex.quote(v)}" for k, v in shown.items()),
           file=sys.stderr, flush=True)
     command = [sys.executable, os.path.abspath(__file__), "--measure", *argv]
-    fix_layout = environment.fix_layout if args.aslr == "off" else None
+    before_exec = environment.before_exec(environment.knobs_in_process(env), args.kinds)
     previous = []
     for attempt in range(1, ATTEMPTS + 1):
         # The measured process skips its teardown (main), so what it meant to delete at exit
@@ -131,7 +135,7 @@ def launch(args, argv):
         # /tmp: it gets a temporary directory of its own, removed once it has ended.
         with tempfile.TemporaryDirectory(prefix="knobs-measured-") as scratch:
             code = subprocess.run(command, env={**env, "TMPDIR": scratch},
-                                  preexec_fn=fix_layout).returncode
+                                  preexec_fn=before_exec).returncode
         if code < 0:  # a signal: nothing in the process could say so (an exit says its own)
             print(f"run_benchmark: {death(-code)}", file=sys.stderr, flush=True)
             return 128 - code  # as a shell reports a signal

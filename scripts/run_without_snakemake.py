@@ -22,6 +22,7 @@ from pathlib import Path
 import yaml
 
 from knobs import config_check, environment, experiments
+from knobs.kinds import preload
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -122,7 +123,7 @@ def unusable_environments(config, names):
     for name in names:
         for library in config["environments"][name].get("preload", []):
             try:
-                environment.resolve_library(name, library)
+                preload.resolve_library(name, library)
             except environment.KnobNotApplied as error:
                 fix = str(error).rpartition("Fix: ")[2].rstrip(".")
                 unusable[name] = f"{library} is not installed here ({fix})"

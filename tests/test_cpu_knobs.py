@@ -10,6 +10,7 @@ import yaml
 from conftest import PYTHON, REPO, SCRIPTS
 
 from knobs import config_check, environment, framework_knobs, onednn
+from knobs.kinds import precision
 
 IOMP = str(REPO / ".venv" / "lib" / "libiomp5.so")
 
@@ -67,7 +68,7 @@ def measure_with_bfloat16(tmp_path, name, *knobs, model=MODEL):
     """`knobs` and the bfloat16 precision in one run where this CPU can take it; elsewhere
     that run must be `unavailable`, and `knobs` are measured again without the precision."""
     done, result = measure(tmp_path, name, "--precision", "bfloat16", *knobs, model=model)
-    if framework_knobs.bfloat16_arithmetic():
+    if precision.bfloat16_arithmetic():
         return done, result
     assert_bfloat16_not_measured(done, result)
     return measure(tmp_path, f"{name}_float32", *knobs, model=model)
@@ -76,7 +77,7 @@ def measure_with_bfloat16(tmp_path, name, *knobs, model=MODEL):
 def assert_bfloat16_proven(found):
     """Every oneDNN convolution and product ran in bfloat16 where the CPU has the arithmetic;
     elsewhere the run that proves the other knobs had no precision to prove."""
-    if framework_knobs.bfloat16_arithmetic():
+    if precision.bfloat16_arithmetic():
         seen = found.pop("precision")["seen"]
         assert seen["in_bfloat16"] == seen["onednn_compute_primitives"] > 0
     else:
@@ -116,7 +117,7 @@ def test_gnu_pinning_an_isa_cap_and_inter_op_threads_are_proven_by_their_effects
 def test_a_precision_the_step_escapes_fails_the_run(tmp_path):
     done, result = measure(tmp_path, "bf16", "--precision", "bfloat16",
                            "--set", "AUTOCAST_OFF=1")
-    if not framework_knobs.bfloat16_arithmetic():  # no step runs, so none escapes
+    if not precision.bfloat16_arithmetic():  # no step runs, so none escapes
         assert_bfloat16_not_measured(done, result)
         return
     assert done.returncode != 0 and result is None
@@ -128,25 +129,26 @@ CHECKS = textwrap.dedent("""\
     import json, os, sys
     sys.path.insert(0, sys.argv[1])
     import torch
-    from knobs import environment, onednn
+    from knobs import effects, onednn
+    from knobs.kinds import interop_threads, precision, preload, threads
     x = torch.randn(64, 64)
     (x @ x).sum()  # OpenMP threads exist
     found = {}
-    for name, call in [("iomp", lambda: environment._openmp_runtime(sys.argv[2])),
-                       ("blocktime", lambda: environment._blocktime("1")),
-                       ("pinning", lambda: environment._pinning("close")),
-                       ("threads", lambda: environment._threads("1")),
-                       ("interop", lambda: environment._interop_threads(
+    for name, call in [("iomp", lambda: preload.openmp_runtime(sys.argv[2])),
+                       ("blocktime", lambda: effects._blocktime("1")),
+                       ("pinning", lambda: effects._pinning("close")),
+                       ("threads", lambda: threads.check("1")),
+                       ("interop", lambda: interop_threads.check(
                            str(torch.get_num_interop_threads() + 1)))]:
         found[name] = call()[0]
     capture = onednn.Capture().start()
     with torch.backends.mkldnn.verbose(torch.backends.mkldnn.VERBOSE_ON):
         torch.nn.functional.conv2d(torch.randn(8, 16, 32, 32), torch.randn(16, 16, 3, 3))
     observed = onednn.parse(capture.stop())
-    found["precision"] = environment._precision("bfloat16", observed)[0]
+    found["precision"] = precision.check("bfloat16", observed)[0]
     # a cap one set under the best the convolution used: AVX on an AVX2-only CPU
     best = max(onednn.rank(isa) for _, isa, _ in observed["compute"] if isa)
-    found["isa_cap"] = environment._onednn_isa(onednn.ISAS[best - 1].upper(), observed)[0]
+    found["isa_cap"] = effects._onednn_isa(onednn.ISAS[best - 1].upper(), observed)[0]
     print(json.dumps(found))
     """)
 
@@ -166,8 +168,8 @@ def test_each_knob_check_fails_where_its_knob_is_absent():
 def test_an_openmp_knob_where_nothing_uses_openmp_is_not_applicable():
     done = subprocess.run(
         [str(PYTHON), "-c", "import sys; sys.path.insert(0, sys.argv[1]);"
-         "from knobs import environment\n"
-         "try:\n    environment._openmp_runtime(sys.argv[2])\n"
+         "from knobs import environment\nfrom knobs.kinds import preload\n"
+         "try:\n    preload.openmp_runtime(sys.argv[2])\n"
          "except environment.NotApplicable as error:\n    print(error)",
          str(SCRIPTS), IOMP], capture_output=True, text=True)
     assert "no library in this process uses OpenMP" in done.stdout, done.stderr

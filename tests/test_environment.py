@@ -9,8 +9,8 @@ import subprocess
 import pytest
 
 from conftest import PYTHON, SCRIPTS, run_benchmark
-from knobs.environment import (EFFECTS, SPEC_VARIABLE, Knob, launch_env,
-                               tensorflow_onednn_default)
+from knobs.effects import EFFECTS, tensorflow_onednn_default
+from knobs.environment import SPEC_VARIABLE, Knob, launch_env, proof_kind, prove_knob
 
 TCMALLOC = "libtcmalloc.so.4"
 # TensorFlow's oneDNN switch set against the default this CPU gives it (on with AVX-512 VNNI
@@ -197,9 +197,9 @@ def test_wrong_value_fails():
 
 def test_glibc_knobs_are_only_present_where_another_allocator_is_preloaded():
     knob = Knob("MALLOC_MMAP_THRESHOLD_", "1", "variable")
-    assert knob.proof_kind([]) == "effect"
-    assert knob.proof_kind([Knob(TCMALLOC, "/x.so", "preload")]) == "presence"
-    assert Knob("KNOBS_X", "1", "variable").proof_kind([]) == "presence"
+    assert proof_kind(knob, []) == "effect"
+    assert proof_kind(knob, [Knob(TCMALLOC, "/x.so", "preload")]) == "presence"
+    assert proof_kind(Knob("KNOBS_X", "1", "variable"), []) == "presence"
     assert set(EFFECTS) >= {"MALLOC_TRIM_THRESHOLD_", "THP_MEM_ALLOC_ENABLE"}
 
 
@@ -255,19 +255,19 @@ def test_a_glibc_tunable_is_proven_by_what_the_loader_made_of_it():
     name = "glibc.cpu.x86_non_temporal_threshold"
     knob = Knob("GLIBC_TUNABLES", f"{name}=33554432", "variable")
     environ = {"GLIBC_TUNABLES": knob.value}
-    proof = knob.prove(environ, set(), [])
+    proof = prove_knob(knob, environ, set(), [])
     assert proof == {"proof": "effect", "seen": {name: "0x2000000"}}
     for wrong in (f"{name}=0x10", "glibc.cpu.x86_non_temporal_thresold=0x2000000"):
         with pytest.raises(KnobNotApplied, match="no effect"):
-            Knob("GLIBC_TUNABLES", wrong, "variable").prove({"GLIBC_TUNABLES": wrong}, set(), [])
+            prove_knob(Knob("GLIBC_TUNABLES", wrong, "variable"), {"GLIBC_TUNABLES": wrong}, set(), [])
     # several at once (memcpy_nt_all): each is proven, and one the loader dropped fails them all
     movsb = "glibc.cpu.x86_rep_movsb_threshold"
     both = f"{movsb}=0x40000000:{name}=0x8000"
-    proof = Knob("GLIBC_TUNABLES", both, "variable").prove({"GLIBC_TUNABLES": both}, set(), [])
+    proof = prove_knob(Knob("GLIBC_TUNABLES", both, "variable"), {"GLIBC_TUNABLES": both}, set(), [])
     assert proof["seen"] == {movsb: "0x40000000", name: "0x8000"}
     wrong = f"{movsb}=0x40000000:{name}=0x10"  # below the loader's minimum: dropped
     with pytest.raises(KnobNotApplied, match="no effect"):
-        Knob("GLIBC_TUNABLES", wrong, "variable").prove({"GLIBC_TUNABLES": wrong}, set(), [])
+        prove_knob(Knob("GLIBC_TUNABLES", wrong, "variable"), {"GLIBC_TUNABLES": wrong}, set(), [])
 
 
 def test_a_glibc_preference_is_proven_by_what_the_loader_derived():
@@ -283,12 +283,12 @@ def test_a_glibc_preference_is_proven_by_what_the_loader_derived():
     assert default["preferred.Prefer_ERMS"] == "0x0"  # both asked the other way round
     assert default["preferred.AVX_Fast_Unaligned_Load"] == "0x1"
     value = "glibc.cpu.hwcaps=Prefer_ERMS,-AVX_Fast_Unaligned_Load"
-    proof = Knob("GLIBC_TUNABLES", value, "variable").prove({"GLIBC_TUNABLES": value}, set(), [])
+    proof = prove_knob(Knob("GLIBC_TUNABLES", value, "variable"), {"GLIBC_TUNABLES": value}, set(), [])
     assert proof == {"proof": "effect", "seen": {"glibc.cpu.hwcaps.Prefer_ERMS": "0x1",
                                                  "glibc.cpu.hwcaps.AVX_Fast_Unaligned_Load": "0x0"}}
     for wrong in ("glibc.cpu.hwcaps=Prefer_ERMZ", "glibc.cpu.hwcaps=Prefer_ERMS,kind"):
         with pytest.raises(KnobNotApplied, match="not a preference"):
-            Knob("GLIBC_TUNABLES", wrong, "variable").prove({"GLIBC_TUNABLES": wrong}, set(), [])
+            prove_knob(Knob("GLIBC_TUNABLES", wrong, "variable"), {"GLIBC_TUNABLES": wrong}, set(), [])
 
 
 def test_the_machine_record_holds_where_memcpy_uses_rep_movsb():
@@ -335,7 +335,7 @@ def test_where_glibc_serves_a_block_is_seen():
     frees raised it) afresh, and its pages fault; a small block comes from its heap."""
     import numpy as np
 
-    from knobs.environment import glibc_served
+    from knobs.effects import glibc_served
 
     source, faults = glibc_served(lambda: np.ones(40 << 20, np.uint8))
     assert source == "mapped" and faults >= 20  # 40 MiB: 20 huge pages at the fewest

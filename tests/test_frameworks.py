@@ -106,11 +106,11 @@ def test_copy_check_leaves_glibcs_mmap_threshold_where_it_was(compare):
     check's do not: that block is still mapped."""
     script = f"""
 import numpy as np
-from knobs import environment
+from knobs import effects
 from knobs.benchmarks.copy import equal_in_chunks
 x, y = np.ones(1 << 21, dtype=np.float32), np.ones(1 << 21, dtype=np.float32)  # kept
 assert {compare}(x, y)
-libc = environment._libc()
+libc = effects._libc()
 before = libc.mallinfo2().hblkhd
 block = libc.malloc(1 << 20)
 print(libc.mallinfo2().hblkhd - before)

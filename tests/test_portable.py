@@ -14,6 +14,7 @@ import yaml
 from conftest import PYTHON, REPO, SCRIPTS
 
 from knobs import environment, results, search
+from knobs.kinds import preload
 
 PARAMS = {"framework": "torch", "batches": [1], "image": [3, 16, 16], "input": "random"}
 
@@ -48,22 +49,22 @@ def proven(tmp_path, line, spec, framework="torch"):
 
 
 def test_a_preload_is_named_by_the_loader_by_the_python_environment_or_by_its_path(tmp_path):
-    on_path = search.preload("libtcmalloc.so.4")
+    on_path = preload.portable("libtcmalloc.so.4")
     assert (on_path.config, on_path.shell) == ("libtcmalloc.so.4", "libtcmalloc.so.4")
     # resolved to its file (libtcmalloc.so.4.5.10 on Debian 12), still named by its soname
-    found = search.preload(environment.resolve_library("t", "libtcmalloc.so.4"))
+    found = preload.portable(preload.resolve_library("t", "libtcmalloc.so.4"))
     assert found.config == "libtcmalloc.so.4"
     # the intel-openmp wheel's, off the loader's path: in the user's own Python environment
-    wheel = search.preload(str(REPO / ".venv" / "lib" / "libiomp5.so"))
+    wheel = preload.portable(str(REPO / ".venv" / "lib" / "libiomp5.so"))
     assert wheel.config == "libiomp5.so"
-    assert wheel.shell == f"{search.PYTHON_LIB}/libiomp5.so"
+    assert wheel.shell == f"{preload.PYTHON_LIB}/libiomp5.so"
     assert "off the loader's path" in wheel.note
     elsewhere = tmp_path / "libmine.so"
-    shutil.copy(environment.resolve_library("t", "libjemalloc.so.2"), elsewhere)
-    mine = search.preload(str(elsewhere))
+    shutil.copy(preload.resolve_library("t", "libjemalloc.so.2"), elsewhere)
+    mine = preload.portable(str(elsewhere))
     assert mine.config == mine.shell == str(elsewhere)
     assert "outside the Python environment" in mine.note
-    missing = search.preload("libnothere.so.1")  # a search replayed on another machine
+    missing = preload.portable("libnothere.so.1")  # a search replayed on another machine
     assert missing.config == missing.shell == "libnothere.so.1" and "not found" in missing.note
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from knobs import finder
+from knobs import finder, kinds
 
 CONFIG = Path(__file__).resolve().parents[2] / "config"
 SCHEMA = CONFIG / "schema.yaml"
@@ -32,9 +32,14 @@ def _key(path):
                     for part in path).replace(".[", "[") or "(top level)"
 
 
-def schema():
-    """config/schema.yaml with each benchmark's section schema under its section's name."""
+def schema(kind_files=()):
+    """config/schema.yaml with each knob kind's schema under the environments' key it reads
+    (`kind_files`: the config's own kinds) and each benchmark's section schema under its
+    section's name."""
     joined = yaml.safe_load(SCHEMA.read_text())
+    environment = joined["properties"]["environments"]["additionalProperties"]
+    environment["properties"] = {**{kind.key: kind.schema for kind in kinds.load(tuple(kind_files))},
+                                 **environment["properties"]}
     for name, hooks in finder.sections().items():
         section = yaml.safe_load(hooks.SECTION_SCHEMA)
         joined.setdefault("$defs", {}).update(section.pop("$defs", {}))
@@ -42,11 +47,27 @@ def schema():
     return joined
 
 
+def own_kinds(config):
+    """The files of the config's own knob kinds (`kinds:`), each checked to be one."""
+    files = config.get("kinds") or []
+    if not isinstance(files, list):
+        return ()  # the schema says what it must be
+    for path in files:
+        if not os.path.isfile(path):
+            raise ConfigError(f"config error: kinds: {path!r} is not a file (a path relative "
+                              f"to {os.getcwd()})")
+    try:
+        kinds.load(tuple(files))
+    except ImportError as error:
+        raise ConfigError(f"config error: kinds: {error}") from None
+    return tuple(files)
+
+
 def check_schema(config):
     # here, not at the top: scripts/run_without_snakemake.py runs where it may be missing
     import jsonschema
 
-    validator = jsonschema.Draft202012Validator(schema())
+    validator = jsonschema.Draft202012Validator(schema(own_kinds(config)))
     errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
     if errors:
         lines = []
@@ -75,7 +96,7 @@ def fill_defaults(config):
     built_in = yaml.safe_load(BUILT_IN_ENVIRONMENTS.read_text())
     own = filled.get("environments") or {}
     filled["environments"] = {**own, **{k: v for k, v in built_in.items() if k not in own}}
-    fill_schema_defaults(filled, schema())
+    fill_schema_defaults(filled, schema(own_kinds(config)))
     try:
         used = {c.environment for x in _experiments(filled) for c in x.configurations}
     except (KeyError, ValueError):  # a name that refers to nothing: check_references says which
@@ -166,7 +187,8 @@ def check_more_reps(config):
 
 def check_environments(config):
     """A knob that must be proven by its effect needs a way to observe it."""
-    from knobs.environment import EFFECTS, without_intel_openmp
+    from knobs.effects import EFFECTS
+    from knobs.environment import without_intel_openmp
 
     for name, spec in config["environments"].items():
         for variable in without_intel_openmp(spec):

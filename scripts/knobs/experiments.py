@@ -19,7 +19,7 @@ import shlex
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from knobs import finder, runtimes
+from knobs import finder, kinds, runtimes
 from knobs.results import RUN_FILE, RUN_SUFFIX
 
 SCRIPTS = Path(__file__).resolve().parent.parent
@@ -277,20 +277,10 @@ def schedule(found):
 def environment_words(config, name):
     """run_benchmark.py's words for an environment: its knobs, what must be proven by effect,
     and what the caller's environment may pass in."""
-    spec = config["environments"][name]
-    words = ["--environment", name]
-    for key, value in spec.get("env", {}).items():
-        words += ["--set", f"{key}={value}"]
-    for library in spec.get("preload", []):
-        words += ["--preload", library]
-    if spec.get("aslr", True) is False:
-        words += ["--aslr", "off"]
-    if spec.get("threads"):
-        words += ["--environment-threads", spec["threads"]]
-    if spec.get("interop_threads"):
-        words += ["--interop-threads", spec["interop_threads"]]
-    if spec.get("precision"):
-        words += ["--precision", spec["precision"]]
+    spec, files = config["environments"][name], config.get("kinds", [])
+    words = ["--environment", name, *[word for f in files for word in ("--kinds", f)]]
+    for kind in kinds.load(tuple(files)):  # each kind's words, in the catalog's order
+        words += kind.words(spec.get(kind.key))
     required = spec.get("require_effect", False)
     for knob in (["all"] if required is True else required or []):
         words += ["--require-effect", knob]

@@ -8,13 +8,10 @@ combination: two allocators cannot both serve malloc.
 
 import os
 import re
-import shlex
-import shutil
 import subprocess
-import sys
-from dataclasses import dataclass
 
-from knobs import environment
+from knobs import kinds
+from knobs.kinds.preload import portable
 
 JOIN = "-"  # a combination's name: its parts' names, in the order they were added
 
@@ -35,15 +32,12 @@ def candidates(environments, section, cores):
 
 
 def combined(first, second):
-    """One environment with the knobs of both (lists joined, variables merged)."""
-    spec = {"env": {**first.get("env", {}), **second.get("env", {})},
-            "preload": first.get("preload", []) + [p for p in second.get("preload", [])
-                                                   if p not in first.get("preload", [])]}
-    for key in ("threads", "interop_threads", "precision"):
-        if key in first or key in second:
-            spec[key] = second.get(key, first.get(key))
+    """One environment with the knobs of both, each kind combining its own (lists joined,
+    variables merged, a count or a name: the second's)."""
+    spec = {kind.key: kind.combine(first.get(kind.key), second.get(kind.key))
+            for kind in kinds.load()}
     spec["groups"] = sorted({*groups(first), *groups(second)})
-    return {key: value for key, value in spec.items() if value not in ({}, [])}
+    return {key: value for key, value in spec.items() if value not in (None, {}, [])}
 
 
 def groups(spec):
@@ -118,99 +112,20 @@ def _cpu_list(text):
     return cpus
 
 
-# The lib folder of the Python environment whose `python` runs a recipe's line: where pip's and
-# conda's packages put the libraries they bring (intel-openmp's libiomp5.so).
-PYTHON_LIB = "$(python -c 'import sys; print(sys.prefix)')/lib"
-
-
-@dataclass(frozen=True)
-class Preload:
-    """A preloaded library named so that it works on another machine than the search's."""
-
-    config: str  # in a config (knobs/environment.py resolves it)
-    shell: str  # in LD_PRELOAD of a recipe's line
-    note: str  # what the recipe says of it
-
-
-def loader_finds(name):
-    """The file the dynamic loader preloads for a bare `name` in a clean environment (its
-    cache and default folders, no LD_LIBRARY_PATH), None where it finds none: it lists what
-    it would load (LD_TRACE_LOADED_OBJECTS) for a program with no search path of its own."""
-    program = shutil.which("true") or "/bin/true"
-    done = subprocess.run([program], env={"LD_PRELOAD": name, "LD_TRACE_LOADED_OBJECTS": "1"},
-                          capture_output=True, text=True)
-    found = re.search(rf"^\s*{re.escape(name)} => (\S+) \(", done.stdout, re.M)
-    return os.path.realpath(found.group(1)) if found else None
-
-
-def cached_names(path):
-    """The names the loader's cache (`ldconfig -p`) holds the file `path` under: its soname
-    (libtcmalloc.so.4, where the file is libtcmalloc.so.4.5.10)."""
-    try:
-        cache = subprocess.run([shutil.which("ldconfig") or "/sbin/ldconfig", "-p"],
-                               capture_output=True, text=True).stdout
-    except OSError:
-        return []
-    return [line.split()[0] for line in cache.splitlines()
-            if "=>" in line and os.path.realpath(line.split("=>")[-1].strip()) == path]
-
-
-def preload(library, environment_name="recipe"):
-    """How a preload (as a config names it, or by its path) is named for another machine: by
-    a name the loader finds this same file by, its soname first (a file's own name can carry a
-    minor version only some distributions ship); else in the lib folder of the Python
-    environment, where it lies there; else by its full path (said)."""
-    name = os.path.basename(library)
-    hint = next((f" ({package})" for stem, package in environment.PACKAGES.items()
-                 if name.startswith(stem)), "")
-    try:
-        path = environment.resolve_library(environment_name, library)
-    except environment.KnobNotApplied:  # a search replayed elsewhere: named as it was
-        return Preload(library, library, f"{library}, not found on this machine{hint}")
-    found = next((n for n in dict.fromkeys([*cached_names(path), name])
-                  if loader_finds(n) == path), None)
-    if found:
-        return Preload(found, found, f"{found}, which the loader finds by that name{hint}; one "
-                       "it cannot find, it ignores with a warning")
-    if os.path.realpath(os.path.join(sys.prefix, "lib", name)) == path:
-        return Preload(name, f"{PYTHON_LIB}/{name}",
-                       f"{name}, off the loader's path: the line names it in the lib folder of "
-                       f"the Python environment whose python runs it{hint}")
-    return Preload(path, path, f"{path}, off the loader's path and outside the Python "
-                   "environment: the line names it where the search found it; name yours")
-
-
 def configured(spec, environment_name):
     """`spec` with its preloads named as a config that works elsewhere names them."""
     if not spec.get("preload"):
         return spec
-    return {**spec, "preload": [preload(p, environment_name).config for p in spec["preload"]]}
+    return {**spec, "preload": [portable(p, environment_name).config for p in spec["preload"]]}
 
 
 def recipe(spec, runtime, command="python train.py"):
-    """The shell line that sets `spec`'s knobs for `command`, and what goes in the code (with
-    what each preload needs)."""
-    words = []
-    preloads = [preload(library) for library in spec.get("preload", [])]
-    if preloads:
-        value = ":".join(p.shell for p in preloads)
-        words.append(f'LD_PRELOAD="{value}"' if "$(" in value else
-                     f"LD_PRELOAD={shlex.quote(value)}")
-    if spec.get("threads"):
-        variable = "TF_NUM_INTRAOP_THREADS" if runtime == "tensorflow" else "OMP_NUM_THREADS"
-        words.append(f"{variable}={spec['threads']}")
-    if spec.get("interop_threads") and runtime == "tensorflow":
-        words.append(f"TF_NUM_INTEROP_THREADS={spec['interop_threads']}")
-    words += [f"{key}={shlex.quote(str(value))}" for key, value in spec.get("env", {}).items()]
-    code = []
-    if spec.get("interop_threads") and runtime != "tensorflow":
-        code.append(f"torch.set_num_interop_threads({spec['interop_threads']}) before any "
-                    "PyTorch work")
-    if spec.get("precision") == "bfloat16":
-        code.append("tf.keras.mixed_precision.set_global_policy('mixed_bfloat16') before the "
-                    "model is built" if runtime == "tensorflow" else
-                    "each step inside `with torch.autocast('cpu', dtype=torch.bfloat16):`")
-    return " ".join(words + [command]), code, [p.note for p in preloads]
+    """The shell line that sets `spec`'s knobs for `command`, what goes in the code, and what
+    each preload needs: each kind's own words, the variables' last."""
+    parts = [kind.recipe(spec.get(kind.key), runtime)
+             for kind in sorted(kinds.load(), key=lambda kind: kind.recipe_late)]
+    words, code, notes = ([item for part in parts for item in part[index]] for index in range(3))
+    return " ".join(words + [command]), code, notes
 
 
 def caption(ranked_csv, recipe_txt):

@@ -10,7 +10,7 @@ import yaml
 
 from conftest import PYTHON, REPO
 
-from knobs.framework_knobs import bfloat16_arithmetic
+from knobs.kinds.precision import bfloat16_arithmetic
 
 KNOBS = ["tcmalloc", "bf16", "threads_2"]  # a preload, a precision, a thread count
 

@@ -4,7 +4,7 @@ each output aligned, given back with its array, and PyTorch's request between it
 import numpy as np
 import pytest
 
-from knobs import environment
+from knobs import effects
 from knobs.benchmarks.copy import frameworks
 from studies.output_memory.frameworks import aligned
 
@@ -17,7 +17,7 @@ def test_an_aligned_output_is_aligned_and_freed_with_its_array(name):
     is the whole process's, and the interpreter's own requests move it by some 100 bytes
     either way between two readings (measured), so it is read to within INTERPRETER bytes;
     the 96-byte companion is below that and has its own test (the calls, in order, below)."""
-    libc, module = environment._libc(), frameworks.load(name)
+    libc, module = effects._libc(), frameworks.load(name)
     x = np.random.default_rng(0).random((1, 3, 64, 64), dtype=np.float32)
     identity = module.build(x)
 

@@ -8,7 +8,7 @@ the seed timed).
 
 import numpy as np
 
-from knobs import environment
+from knobs import effects
 from knobs.benchmarks.copy import frameworks
 
 
@@ -80,7 +80,7 @@ class Benchmark:
 
     def warm(self, step):
         """A warm-up call, watched: where glibc found its output, with its faults."""
-        self.warmed.append("%s:%d" % environment.glibc_served(step))
+        self.warmed.append("%s:%d" % effects.glibc_served(step))
 
     def info(self, case):
         """The case's facts, and where glibc found the outputs, with each call's faults
@@ -90,7 +90,7 @@ class Benchmark:
         call = self.calls.pop(case)
         self.facts[case]["served_in_warmup"] = " ".join(self.warmed)
         self.facts[case]["served_from"] = " ".join(
-            "%s:%d" % environment.glibc_served(call) for _ in range(SERVED_CALLS))
+            "%s:%d" % effects.glibc_served(call) for _ in range(SERVED_CALLS))
         return self.facts[case]
 
     def evidence(self):
