@@ -13,11 +13,12 @@ machines are compared, whether they are of one kind, and what was left out becau
 set has it; where both sets have verdicts, `verdicts.csv` puts each knob's verdict in both
 side by side and says where they contradict each other (both resolved, and different).
 
-A copy is also compared beyond the machine: against the median ratio of the other copies of
-its size, device, page kind (faults per call) and store path, the same work in other
-frameworks and allocators (`change_beyond_machine`). Two runs of the same code are judged by
-that, since on a VM the cache a process gets moves between hours for every copy of one size
-at once; two machines or two versions of a framework by `change`, which keeps that in.
+Where a benchmark says which of its configurations do the same work (its `same_work` hook;
+the copy step's: one size, device, page kind and store path, in any framework or allocator),
+each is also compared beyond the machine: against the median ratio of the others doing its
+work (`change_beyond_machine`). Two runs of the same code are judged by that, since on a VM
+the cache a process gets moves between hours for all of one work at once; two machines or two
+versions of a framework by `change`, which keeps that in.
 """
 
 import argparse
@@ -28,10 +29,7 @@ import sys
 import pandas as pd
 import yaml
 
-from knobs import config_check, experiments, stats
-from knobs.experiments import TWIN
-from knobs.benchmarks.copy.model import copies_as_the_probe
-
+from knobs import config_check, experiments, finder, stats
 
 
 def config_of(result_set):
@@ -56,6 +54,17 @@ def load(result_set, experiment):
         return None
     table = pd.read_csv(path, low_memory=False)
     return table[table["seconds"].notna()]
+
+
+def same_work_of(configs, experiment):
+    """The hooks of the experiment's benchmark where they say which configurations do the same
+    work (`same_work`), else None."""
+    for config in configs:
+        found = experiments.experiments(config).get(experiment)
+        hooks = finder.plugin(found.plugin) if found is not None else None
+        if hooks is not None and hasattr(hooks, "same_work"):
+            return hooks
+    return None
 
 
 def change_of(low, high, threshold):
@@ -94,32 +103,20 @@ def compare(before, after, keys, threshold):
     return pd.DataFrame(rows), only_before, only_after
 
 
-MIN_OTHERS = 4  # the fewest other copies of the same work whose median move is the machine's
+MIN_OTHERS = 4  # the fewest others doing the same work whose median move is the machine's
 
 
-def page_kind(faults, nbytes):
-    """How a copy meets its output's pages, from its minor faults per call: `warm` (none
-    faulted), `4k` (about one fault per 4 KiB page) or `2m` (fewer: huge pages)."""
-    return "warm" if faults < 1 else "4k" if faults * 4096 >= nbytes / 2 else "2m"
-
-
-def beyond_machine(table, threshold, same_store_path):
-    """Each copy's ratio against the median ratio of the other copies of its size, device,
-    page kind and store path (`same_store_path`: the environments that keep glibc's; each
-    other environment is its own kind): what moved beyond what every copy of that work moved
-    between the two sets, which on one machine is the machine's doing (the share of the cache
-    a VM gets moves between hours). The other copies' median is taken as known: with
+def beyond_machine(table, threshold, work):
+    """Each configuration's ratio against the median ratio of the others doing its `work`
+    (one key per row, None where it did no work it shares): what moved beyond what all of that
+    work moved between the two sets, which on one machine is the machine's doing (the share of
+    the cache a VM gets moves between hours). The others' median is taken as known: with
     MIN_OTHERS or more it moves far less than one configuration's ratio."""
     table = table.copy()
-    kinds = [{page_kind(f, n) if pd.notna(f) else None for f in faults}
-             for *faults, n in zip(table["faults_before"], table["faults_after"], table["bytes"])]
-    kinds = [k.pop() if len(k) == 1 else None for k in kinds]  # one kind in both sets, or none
-    environment = table["environment"].astype(str).str.removesuffix(TWIN)
-    path = environment.where(~environment.isin(same_store_path), "glibc's store path")
-    work = pd.Series(list(zip(table["device"], table["bytes"], kinds, path)), index=table.index)
+    work = pd.Series(list(work), index=table.index)
     ratios = pd.Series(index=table.index, dtype=float)
-    for key, rows in work.groupby(work).groups.items():
-        if key[2] is None or len(rows) <= MIN_OTHERS:
+    for key, rows in work.dropna().groupby(work.dropna()).groups.items():
+        if len(rows) <= MIN_OTHERS:
             continue
         for row in rows:
             ratios[row] = table.loc[rows.drop(row), "ratio"].median()
@@ -207,7 +204,7 @@ def plot(comparison, path, title):
     ax.set_xscale("log")
     ax.set_xlabel("time after / time before (ratio of medians, 95% interval over processes;\n"
                   "red slower, blue faster, grey the same, orange inconclusive;\n"
-                  "x: the median of the other copies of the same size and kind: the machine's move)")
+                  "x: the median move of the others doing the same work: the machine's)")
     ax.set_ylim(-1, len(comparison))
     ax.set_title(title, fontsize=9)
     fig.tight_layout()
@@ -225,8 +222,6 @@ def main(argv=None):
     parts, report = [], []
     configs = [config_of(s) for s in (args.before, args.after)]
     keys = {**keys_of(configs[1]), **keys_of(configs[0])}
-    same_store_path = set.intersection(*(copies_as_the_probe(c["environments"])
-                                         for c in configs))
     for experiment, columns in keys.items():
         before, after = load(args.before, experiment), load(args.after, experiment)
         if before is None or after is None:
@@ -250,8 +245,9 @@ def main(argv=None):
                 report.append(f"  ... and {len(left) - 20} more {name}")
         if len(table):
             table["same_kind_of_machine"] = kinds[0] == kinds[1]
-            if "bytes" in table:
-                table = beyond_machine(table, args.threshold, same_store_path)
+            hooks = same_work_of(configs, experiment)
+            if hooks is not None:
+                table = beyond_machine(table, args.threshold, hooks.same_work(table, configs))
             table["label"] = table[columns].astype(str).agg(" ".join, axis=1)
             parts.append(table)
     print("\n".join(report))
@@ -274,10 +270,9 @@ def main(argv=None):
               f"{(calls == 'slower').sum()} slower, {(calls == 'faster').sum()} faster; "
               f"{(calls == 'inconclusive').sum()} inconclusive")
     if "machine_ratio" in comparison:
-        print(f"  (beyond the machine: {comparison['machine_ratio'].notna().sum()} copies set "
-              "against the median move of the other copies of their size, device, page kind "
-              f"and store path, where more than {MIN_OTHERS} share them; every other "
-              "configuration as called)")
+        print(f"  (beyond the machine: {comparison['machine_ratio'].notna().sum()} "
+              "configurations set against the median move of the others doing the same work, "
+              f"where more than {MIN_OTHERS} share it; every other configuration as called)")
     cases = {name: x.case for c in configs for name, x in experiments.experiments(c).items()}
     verdicts = compare_verdicts(args.before, args.after, cases)
     if verdicts is not None:

@@ -4,7 +4,7 @@ change in one module breaks another at import, and where the next feature gets t
 
 import ast
 
-from conftest import SCRIPTS
+from conftest import REPO, SCRIPTS
 
 KNOBS = SCRIPTS / "knobs"
 
@@ -64,3 +64,23 @@ def test_the_finder_and_the_interface_stand_below_what_they_find():
     assert graph["knobs.benchmarks"] == set()
     users = {name for name, found in graph.items() if "knobs.finder" in found}
     assert {"knobs.experiments", "knobs.config_check", "knobs.runner"} <= users
+
+
+def test_what_a_knob_is_stands_below_the_kinds_and_the_checks_of_their_effects():
+    graph = imports()
+    assert graph["knobs.knob"] == set()
+    assert not {name for name in graph["knobs.effects"] if name.startswith("knobs.kinds")}
+
+
+def test_no_study_imports_another_only_their_shared_module():
+    studies = REPO / "studies"
+    crossing = []
+    for path in studies.glob("*/**/*.py"):
+        own = path.relative_to(studies).parts[0]
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            names = ([node.module] if isinstance(node, ast.ImportFrom) and node.module else
+                     [alias.name for alias in node.names] if isinstance(node, ast.Import) else [])
+            crossing += [f"{path.relative_to(studies)}: {name}" for name in names
+                         if name.startswith("studies.")
+                         and name.split(".")[1] not in (own, "shared")]
+    assert crossing == []

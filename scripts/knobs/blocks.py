@@ -201,10 +201,10 @@ def comparison_text(folder, what):
             f"{moved.max():.1%}")
     if len(changed):
         text += listed(changed, "change")
-    if "change_beyond_machine" in comparison:  # compared since copies are set against their size
+    if "change_beyond_machine" in comparison:  # compared since work is set against its own
         beyond = comparison[comparison["change_beyond_machine"].isin(["faster", "slower"])]
         text += (f"; changed beyond the machine (each of {comparison['machine_ratio'].notna().sum()} "
-                 "copies set against the median move of the other copies of its size and kind), "
+                 "configurations set against the median move of the others doing the same work), "
                  f"{len(beyond)} of {len(comparison)} ({len(beyond) / len(comparison):.1%})"
                  + (": the same ones" if len(beyond) and list(beyond["label"]) == list(
                      changed["label"]) else listed(beyond, "change_beyond_machine")

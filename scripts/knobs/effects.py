@@ -10,7 +10,7 @@ import ctypes.util
 import os
 
 from knobs import machine, onednn, openmp
-from knobs.kinds.base import Effect, NotApplicable
+from knobs.knob import Effect, NotApplicable
 
 class _MallInfo2(ctypes.Structure):
     _fields_ = [(name, ctypes.c_size_t) for name in

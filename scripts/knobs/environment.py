@@ -16,7 +16,7 @@ import json
 import os
 
 from knobs import effects, kinds, machine
-from knobs.kinds.base import Knob, KnobNotApplied, NotApplicable  # noqa: F401 (raised here)
+from knobs.knob import Knob, KnobNotApplied, NotApplicable  # noqa: F401 (raised here)
 
 SPEC_VARIABLE = "KNOBS_ENVIRONMENT"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 KNOBS = Path(__file__).resolve().parent  # the package: its modules import by their names
 REPO = KNOBS.parents[1]
 BENCHMARKS = KNOBS / "benchmarks"  # the built-in ones
-HOOKS = ("SECTION_SCHEMA", "experiments", "check", "table_columns", "draw")
+HOOKS = ("SECTION_SCHEMA", "experiments", "check", "table_columns", "draw", "same_work")
 
 
 def places(kind="benchmarks", own=BENCHMARKS):

@@ -8,8 +8,9 @@ BLOCKS names the set each block is written from."""
 import pandas as pd
 
 from knobs import figures
-from knobs.benchmarks.copy import model as copy_model
 from knobs.blocks import counts, interval, machine_line, ms
+from studies.shared import (MEMCPY_USERS, configurations, copy_bytes, copy_faults, copy_point,
+                            fault_in_copy, model_points, probe_costs)
 
 
 def copy_table(t):
@@ -30,12 +31,6 @@ def copy_table(t):
                                "faults" for e, r in huge if r is not None) or "-")
         lines.append(f"| {framework} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
-
-
-def probe_costs(t, page):
-    """The fault probe's median cost per fault of one page size, by region size (bytes)."""
-    costs = copy_model.fault_costs(t.faults)
-    return costs[costs["page"] == page].groupby("bytes")["cost"].median()
 
 
 def fault_costs(t):
@@ -74,54 +69,16 @@ def summary_of_costs_only(text, size):
     return f"One minor fault costs {text} here (the probe's medians, {size}); no CPU copy to model."
 
 
-def model_points(t):
-    """Per CPU configuration (framework, environment, batch): the medians of the measured time,
-    the model's prediction, faults, and the prediction with a fault's cost inside a copy
-    (`in_copy`, where the probe measured it)."""
-    model = t.copy[(t.copy["device"] == "cpu") & t.copy["predicted_seconds"].notna()]
-    in_copy = ("predicted_in_copy_seconds" in model
-               and model["predicted_in_copy_seconds"].notna().any())
-    return model.groupby(["framework", "environment", "batch"]).agg(
-        measured=("seconds", "median"), predicted=("predicted_seconds", "median"),
-        faults=("minor_faults", "median"),
-        **({"in_copy": ("predicted_in_copy_seconds", "median")} if in_copy else {}))
-
-
-def fault_in_copy(t, faulting):
-    """What a fault costs inside a copy (the probe's copy into fresh pages less its copy into
-    pages already there), and how the model does with that cost instead."""
-    sizes = []
-    for page, name in (("copy4k", "4 KiB"), ("copy2m", "2 MiB")):
-        inside, alone = probe_costs(t, page), probe_costs(t, page[4:])
-        sizes += [f"{name} at {nbytes / 1e6:.3g} MB: {1e6 * inside[nbytes]:.3g} us against "
-                  f"{1e6 * alone[nbytes]:.3g} us touched alone" for nbytes in inside.index
-                  if nbytes in alone.index and nbytes >= 16e6]
-    error = faulting["measured"] / faulting["in_copy"] - 1
-    was = faulting["measured"] / faulting["predicted"] - 1
-    return (f"A fault taken inside a copy (the probe's copy into fresh pages less the same "
-            f"copy into pages already there, per fault) costs: {'; '.join(sizes)}. With the "
-            f"cost inside a copy, the model predicts {(error.abs() <= 0.15).sum()} of the "
-            f"{len(faulting)} faulting configurations within 15% (against "
-            f"{(was.abs() <= 0.15).sum()} with the touch's cost); by configuration, "
-            + "; ".join(f"{f} {e} b{b} {w:+.0%} -> {n:+.0%}" for (f, e, b), w, n
-                        in zip(faulting.index, was, error) if abs(w) > 0.15 or abs(n) > 0.15)
-            + ".")
-
-
-def configurations(rows):
-    return f"{len(rows)} configuration{'s' * (len(rows) != 1)}"
-
-
 def model_misses(t, points):
     """Where the model misses by more than 15%, grouped by the term it leaves out."""
     miss = points[points["error"].abs() > 0.15].reset_index()
     tensorflow = miss[miss["framework"] == "tensorflow"]
     partial = miss[miss["environment"].str.startswith("jemalloc") & (miss["faults"] > 0)
-                   & (miss["faults"] * 4096 < miss["batch"].map(_bytes(t)))
+                   & (miss["faults"] * 4096 < miss["batch"].map(copy_bytes(t)))
                    & (miss["error"] < 0)]
     own_kernel = miss[(miss["framework"] == "torch") & (miss["faults"] == 0)]
     in_copy = miss[miss["framework"].isin(MEMCPY_USERS) & (miss["faults"] > 0)]
-    small_pages = miss["faults"] * 4096 >= miss["batch"].map(_bytes(t))  # every page faults
+    small_pages = miss["faults"] * 4096 >= miss["batch"].map(copy_bytes(t))  # every page faults
     own_path = miss[(miss["framework"] == "torch") & small_pages & (miss["error"] < 0)]
     rest = miss.drop(tensorflow.index.union(partial.index).union(own_kernel.index)
                      .union(in_copy.index).union(own_path.index))
@@ -256,29 +213,6 @@ def why_copy(t):
     return "\n".join(lines)
 
 
-MEMCPY_USERS = ("numpy", "pytensor", "pytensor_cvm", "theano")  # copy with glibc's memcpy
-
-
-def copy_point(t, framework, environment, batch, device="cpu"):
-    """The summary's row of one copy configuration at one batch, or None."""
-    s = t.summary
-    rows = s[(s["experiment"] == "copy") & (s["framework"] == framework)
-             & (s["environment"] == environment) & (s["device"] == device) & (s["batch"] == batch)]
-    return rows.iloc[0] if len(rows) else None
-
-
-def copy_faults(t, framework, environment, batch, device="cpu"):
-    """The median minor faults per call of one copy configuration at one batch, or None."""
-    c = t.copy
-    rows = c[(c["framework"] == framework) & (c["environment"] == environment)
-             & (c["device"] == device) & (c["batch"] == batch)]
-    return rows["minor_faults"].median() if len(rows) else None
-
-
-def _bytes(t):
-    return t.copy.groupby("batch")["bytes"].first()
-
-
 def answer(t):
     """The first seed question in a few lines (the README's answer)."""
     frameworks = [f for f in t.config["copy"]["frameworks"]
@@ -296,7 +230,7 @@ def answer(t):
             calls = counts(pd.Series([r["verdict"] for r in rows]))
             cures.append(f"`{environment}` {figures.span([round(x, 2) for x in ratios], '{:.2f}x')}"
                          f" ({calls})")
-    b8, b16 = (_bytes(t)[b] / 1e6 for b in (8, 16))
+    b8, b16 = (copy_bytes(t)[b] / 1e6 for b in (8, 16))
     return (f"- **The step.** From batch 8 ({b8:.1f} MB) to 16 ({b16:.1f} MB) under glibc, the "
             "identity function's time per call grows "
             + ", ".join(f"{f} **{x:.1f}x**" for f, x in steps.items())

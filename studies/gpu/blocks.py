@@ -10,8 +10,7 @@ import pandas as pd
 from knobs import figures
 from knobs.benchmarks.hourglass.network import SEED_SECONDS
 from knobs.blocks import comparison_text, first_of, interval, machine_kind_short, ms
-from studies.copy_step.blocks import copy_faults, copy_point
-from studies.hourglass.blocks import hourglass_sentences, hourglass_table
+from studies.shared import copy_faults, copy_point, hourglass_sentences, hourglass_table
 
 
 def gpu_machine(t):

@@ -10,57 +10,7 @@ import re
 from knobs import tables
 from knobs.experiments import TWIN
 from knobs.blocks import counts, first_of, interval, ms
-from studies.copy_step.blocks import probe_costs
-
-
-def hourglass_table(t):
-    summary = t.summary[t.summary["experiment"] == "hourglass"]
-    verdicts = t.verdicts[t.verdicts["experiment"] == "hourglass"]
-    steps = t.hourglass[t.hourglass["status"] == "ok"]
-    lines = ["| configuration | train (ms) | vs baseline | against the rung before | forward (ms) "
-             "| CPU ms / train step | faults / train step | share of peak |",
-             "|---|---|---|---|---|---|---|---|"]
-    for (rung, label, configuration), rows in steps.groupby(["rung", "label", "configuration"]):
-        framework, variant, environment = rows.iloc[0][["framework", "variant", "environment"]]
-        pick = lambda phase: summary[(summary["framework"] == framework)
-                                     & (summary["variant"] == variant)
-                                     & (summary["environment"] == environment)
-                                     & (summary["phase"] == phase)].iloc[0]
-        train, forward = pick("train"), pick("forward")
-        before = verdicts[(verdicts["kind"].isin(["rung", "ablation", "variation", "torch variant",
-                                                  "torch environment"]))
-                          & (verdicts["label"] == label) & (verdicts["case"] == "train")]
-        against = (f"{interval(before.iloc[0])} {before.iloc[0]['verdict']}" if len(before)
-                   else "-")
-        trained = rows[rows["phase"] == "train"]
-        lines.append(
-            f"| {label} | {ms(train['median'])} [{ms(train['ci_low'])}, {ms(train['ci_high'])}] "
-            f"| {interval(train)} {train['verdict']} | {against} | {ms(forward['median'])} "
-            f"| {ms(trained['cpu_seconds'].median())} | {trained['minor_faults'].median():,.0f} "
-            f"| {trained['fraction_of_peak'].median():.0%} |")
-    return "\n".join(lines)
-
-
-def hourglass_sentences(t):
-    verdicts = t.verdicts[(t.verdicts["experiment"] == "hourglass")
-                          & (t.verdicts["case"] == "train")]
-    lines = []
-    fastest = verdicts[verdicts["kind"] == "fastest"]
-    if len(fastest):
-        row = fastest.iloc[0]
-        lines.append(f"- The fastest train step measured: `{row['configuration']}`, "
-                     f"{ms(row['median'])} ms, {interval(row)} of the baseline: {row['verdict']}.")
-    for kind, title in (("rung", "Each rung against the rung before"),
-                        ("ablation", "Each knob taken back from the last rung"),
-                        ("variation", "Variations of the last rung"),
-                        ("torch variant", "PyTorch's knobs"),
-                        ("torch environment", "PyTorch under another allocator")):
-        rows = verdicts[verdicts["kind"] == kind]
-        if len(rows):
-            lines.append(f"- {title} (train step): " + "; ".join(
-                f"{r['label']}: {interval(r)}, **{r['verdict']}**" for _, r in rows.iterrows())
-                + ".")
-    return "\n".join(lines)
+from studies.shared import hourglass_sentences, hourglass_table, probe_costs
 
 
 def ruler(t):

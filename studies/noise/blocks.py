@@ -8,8 +8,8 @@ BLOCKS names the set each block is written from."""
 import pandas as pd
 
 from knobs import figures
-from knobs.blocks import comparison_text, counts, ms
-from studies.copy_step.blocks import _bytes, copy_point
+from knobs.blocks import comparison_text, counts
+from studies.shared import copy_bytes, copy_point, kinds_text
 
 
 def noise(t):
@@ -206,13 +206,6 @@ def process_kinds(t, framework, environment, batch):
                                               seconds=("seconds", "median")))
 
 
-def kinds_text(per_process):
-    """'211 x3 (3.1 ms), 722 x7 (4.6 ms)': each faults-per-call level of these processes (one
-    row each: median `faults` and `seconds`), how many showed it and their median time."""
-    return ", ".join(f"{faults:,.0f} x{len(group)} ({ms(group['seconds'].median())} ms)"
-                     for faults, group in per_process.groupby("faults"))
-
-
 def layout_kinds(t):
     """Each pair of environments that differ only in layout randomization: per batch, the kinds
     of process (faults per call) with randomization and without, and the spread of the
@@ -223,7 +216,7 @@ def layout_kinds(t):
                 if twin.get("aslr", True) and twin.get("env", {}) == spec.get("env", {})}
     lines = ["| copy | batch (MB) | layout randomized: faults per call x processes (ms) | fixed "
              "| spread of process medians, randomized -> fixed |", "|---|---|---|---|---|"]
-    sizes = _bytes(t)
+    sizes = copy_bytes(t)
     for framework in t.config["copy"]["frameworks"]:
         for fixed, randomized in fixed_of.items():
             if copy_point(t, framework, fixed, sizes.index[0]) is None:

@@ -9,10 +9,9 @@ import functools
 import numpy as np
 import pandas as pd
 
-from knobs import figures, stats
+from knobs import figures
 from knobs.blocks import against, tables_at
-from studies.copy_step.blocks import _bytes
-from studies.noise.blocks import kinds_text
+from studies.shared import copy_bytes, copy_processes, kinds_text
 
 
 SOURCES = {"mapped": "a fresh mapping", "grown": "glibc's heap grown", "heap": "glibc's heap"}
@@ -119,7 +118,7 @@ def layout_mapped(t):
 
     lines = ["| copy | batch (MB) | every timed call faulted | some faulted: the first calls, "
              "then not (else as named) | no call faulted |", "|---|---|---|---|---|"]
-    sizes, alike = _bytes(t), []
+    sizes, alike = copy_bytes(t), []
     for (framework, environment, batch), group in per_process.groupby(level=[0, 1, 2]):
         if group["course"].nunique() == 1 and group["source"].nunique() == 1:
             alike.append((group["course"].iloc[0], group["source"].iloc[0]))
@@ -173,7 +172,7 @@ def aligned(t):
     rounds and batches the aligned copy's process and PyTorch's both faulted (in some timed
     call; in every one) and in how many only one of them did."""
     per_process, calls = process_courses(t)
-    sizes = _bytes(t)
+    sizes = copy_bytes(t)
     lines = ["| copy | " + " | ".join(f"{b} ({n / 1e6:.3g} MB)" for b, n in sizes.items())
              + " |", "|---" * (len(sizes) + 1) + "|"]
     for (framework, environment), group in per_process.groupby(level=[0, 1]):
@@ -276,14 +275,6 @@ def mmap_threshold(t):
             "largest temporary: a quarter of it where the check compared the whole batch at "
             "once, 16 KiB in sets with `check_temporary_bytes`, whose check compares in "
             "chunks); the last column leaves the check out.")
-
-
-def copy_processes(t, framework, environment, batch):
-    """A CPU copy configuration's processes at `batch` (stats.processes_of) and its rows."""
-    cpu = t.copy
-    rows = cpu[(cpu["device"] == "cpu") & (cpu["framework"] == framework)
-               & (cpu["environment"] == environment) & (cpu["batch"] == batch)]
-    return stats.processes_of(rows), rows
 
 
 def allocations(t):

@@ -17,8 +17,8 @@ from knobs.benchmarks import faults
 from knobs.benchmarks.copy import model as copy_model
 from knobs.experiments import TWIN
 from knobs.blocks import against, comparison_text, first_of, interval, machine_kind_short, machine_line, ms, tables_at
-from studies.copy_step.blocks import MEMCPY_USERS, _bytes, configurations, copy_point, fault_in_copy, model_points
-from studies.output_memory.blocks import copy_processes
+from studies.shared import (MEMCPY_USERS, configurations, copy_bytes, copy_point, copy_processes,
+                            fault_in_copy, model_points)
 
 
 def fault_in_copy_of_set(t):
@@ -64,7 +64,7 @@ def store_path_table(t):
                            else f"{point['ratio']:.2f}x")
                 cells.append(ms(point["median"]) + (
                     "" if environment == "glibc" else f" ({against})"))
-            nbytes = _bytes(t)[batch]
+            nbytes = copy_bytes(t)[batch]
             lines.append(f"| {framework} | {batch} ({nbytes / 1e6:.3g}) | " + " | ".join(cells)
                          + " |")
     return "\n".join(lines) + ("\n\nMilliseconds per call (medians over processes), and each "
@@ -120,7 +120,7 @@ def torch_copy(t):
     lines = ["| batch (MB) | `np.copyto` (ms) | PyTorch's `copy_` (ms; x `np.copyto`) | `clone` "
              "under tcmalloc (ms; x `copy_`; faults per call) | `clone` under glibc (the same) |",
              "|---|---|---|---|---|"]
-    for batch, nbytes in _bytes(t).items():
+    for batch, nbytes in copy_bytes(t).items():
         limit, limit_rows = processes("copyto", "glibc", batch)
         kernel, kernel_rows = processes("torch_copyto", "glibc", batch)
         cells = [ms(limit_rows["seconds"].median()),
@@ -184,7 +184,7 @@ def copy_kernels(t):
         "first case (second case) |", "|---" * (2 + 3 * len(runs)) + "|"]
     pairs = [kernel_pairs(run.benchmarks["copy_kernels"], settled) for run in runs]
     settling = [settling_of_pairs(run.benchmarks["copy_kernels"], settled, first) for run in runs]
-    for batch, nbytes in _bytes(t).items():
+    for batch, nbytes in copy_bytes(t).items():
         cells = []
         for run, found in zip(runs, pairs):
             cells += [against(*found[page, nbytes]) for page in ("4k", "2m")]
@@ -363,7 +363,7 @@ def memcpy_erms(t, levels=1):
              "by difference: glibc / memcpy_erms (us) | second run (us) |", "|---" * 9 + "|"]
     frameworks = [*t.config["copy"]["limit"]["frameworks"], *t.config["copy"]["frameworks"]]
     for framework in sorted(frameworks, key=lambda f: (f != own_limit(f), f)):
-        for batch, nbytes in _bytes(t).items():
+        for batch, nbytes in copy_bytes(t).items():
             ratios, twins, costs = [], [], []
             for run in runs:
                 glibc = copy_processes(run, framework, "glibc", batch)[0]
@@ -684,7 +684,7 @@ def own_store_path(t):
     cell = lambda row: " / ".join(
         f"**{percent(row[k])}**" if k == row["own"] else percent(row[k])
         for k in ("touch", "glibc", VECTOR))
-    nbytes = _bytes(t)
+    nbytes = copy_bytes(t)
     for key, row in first.iterrows():
         framework, environment, batch = key
         again = second.loc[key]

@@ -47,10 +47,12 @@ and where it needs them:
     def check(config, available_bytes)          # errors a schema cannot see (ConfigError)
     def table_columns(table, settings, tables)  # its table's own columns
     def draw(figure, inputs, settings, config, png, svg)  # its figures (Experiment.figures)
+    def same_work(comparison, configs)          # make compare: a key per row, alike for the
+                                                # same work (its machine's move set aside)
 
-An Experiment names the benchmark whose `table_columns` and `draw` apply to it (`plugin`); a
-section under `benchmarks:` gets the generic table and figure. What finds them all is
-knobs/finder.py, below every benchmark.
+An Experiment names the benchmark whose `table_columns`, `draw` and `same_work` apply to it
+(`plugin`); a section under `benchmarks:` gets the generic table and figure. What finds them
+all is knobs/finder.py, below every benchmark.
 """
 
 

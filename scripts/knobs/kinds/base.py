@@ -5,39 +5,8 @@ writes its words of the recipe and declares its schema. Launch side and proof si
 the first runs in the parent (run_benchmark.py), the second in the measured process.
 """
 
-from dataclasses import dataclass
-from typing import Callable
-
-
-class KnobNotApplied(RuntimeError):
-    """A knob is missing from, or has no effect in, the process it was meant for."""
-
-
-class NotApplicable(RuntimeError):
-    """A knob that cannot act in this process on this machine (AMX where the CPU has none, an
-    OpenMP runtime where nothing uses OpenMP): the run is recorded as unavailable, with the
-    reason, and not measured as if the knob were on."""
-
-
-@dataclass(frozen=True)
-class Effect:
-    """How a knob's effect is observed: `check(value) -> (applied, seen)` (applied None: this
-    process can show it present only); `started`: once the framework has run (checked after
-    the timed steps); `observes`: from what oneDNN ran (`check(value, observed)`)."""
-
-    check: Callable
-    started: bool = False
-    allocator: str = None  # glibc: meaningless (and unproven) where another allocator is preloaded
-    observes: bool = False
-
-
-@dataclass(frozen=True)
-class Knob:
-    """One knob of an environment, as it travels to the measured process (in its spec)."""
-
-    name: str  # the variable, the library as the config names it, or the kind's key
-    value: str  # the variable's value, the preload's resolved path, the kind's value
-    kind: str  # the key of its Kind
+# What a kind's hooks take and raise, here too so that a kind of one's own imports one module
+from knobs.knob import Effect, Knob, KnobNotApplied, NotApplicable  # noqa: F401
 
 
 class Kind:

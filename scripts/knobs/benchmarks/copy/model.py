@@ -1,9 +1,12 @@
 """The copy step's own table columns: GB/s, the copy limit of each size measured in the same
 run, and the fault model (the copy limit plus each call's page faults at what a fault costs
-here, from the fault probe of the same run). pandas only: no framework is imported."""
+here, from the fault probe of the same run), and for `make compare` which copies do the same
+work. pandas only: no framework is imported."""
 
 import numpy as np
 import pandas as pd
+
+from knobs.experiments import TWIN
 
 def copy_columns(table, settings, tables):
     """GB/s, and the copy limit per size: the fastest median among the reference copies (into
@@ -54,6 +57,28 @@ def copies_as_the_probe(environments):
     copies do (no GLIBC_TUNABLES): where its cost of a fault inside a copy applies."""
     return {name for name, spec in environments.items()
             if "GLIBC_TUNABLES" not in (spec or {}).get("env", {})}
+
+
+def page_kind(faults, nbytes):
+    """How a copy meets its output's pages, from its minor faults per call: `warm` (none
+    faulted), `4k` (about one fault per 4 KiB page) or `2m` (fewer: huge pages)."""
+    return "warm" if faults < 1 else "4k" if faults * SMALL_PAGE >= nbytes / 2 else "2m"
+
+
+def same_work(comparison, configs):
+    """The work of each copy compared between two sets (`comparison`: one row per copy, its
+    faults per call in each): its device, size, page kind and store path (the environments
+    that keep glibc's share one; each other is its own), in any framework or allocator; None
+    where its page kind changed between the sets (it did other work)."""
+    same_store_path = set.intersection(*(copies_as_the_probe(c["environments"]) for c in configs))
+    kinds = [{page_kind(f, n) if pd.notna(f) else None for f in faults} for *faults, n in
+             zip(comparison["faults_before"], comparison["faults_after"], comparison["bytes"])]
+    kinds = [k.pop() if len(k) == 1 else None for k in kinds]  # one kind in both sets, or none
+    environment = comparison["environment"].astype(str).str.removesuffix(TWIN)
+    path = environment.where(~environment.isin(same_store_path), "glibc's store path")
+    return [None if kind is None else (device, nbytes, kind, store)
+            for device, nbytes, kind, store in zip(comparison["device"], comparison["bytes"],
+                                                   kinds, path)]
 
 
 def fault_costs(faults_table):

@@ -200,6 +200,14 @@ def table_columns(table, settings, tables):
     return model.copy_columns(table, settings, tables)
 
 
+def same_work(comparison, configs):
+    """For `make compare`: the work each compared copy did, where it did the same in both sets
+    (knobs/benchmarks/copy/model.py)."""
+    from knobs.benchmarks.copy import model
+
+    return model.same_work(comparison, configs)
+
+
 def draw(figure, inputs, settings, config, png, svg):
     from knobs.benchmarks.copy import figures
 
